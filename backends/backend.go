@@ -1,0 +1,73 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// Backend answers chat completion requests in OpenAI shape.
+type Backend interface {
+	ChatCompletion(ctx context.Context, req *Request) (*Response, error)
+}
+
+// ModelLister is a backend that can say which models it serves.
+type ModelLister interface {
+	ListModels(ctx context.Context) ([]string, error)
+}
+
+// Pinger is a backend that can tell whether it is up without generating anything.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Request is one chat completion call.
+type Request struct {
+	// Body is an OpenAI chat completion request. For a pass-through backend these are the
+	// client's bytes plus the gateway's edits; a translator parses it (see oai.ParseChatRequest).
+	Body []byte
+	// Model is the model name the upstream knows, already written into Body.
+	Model string
+	// Stream is true when Body asks for a stream ("stream": true).
+	Stream bool
+}
+
+// Response is a backend's answer. Exactly one of Body and Stream is set.
+type Response struct {
+	// Body is a whole chat.completion object, for a request without "stream".
+	Body []byte
+	// Stream yields chat.completion.chunk objects, for a request with "stream": true.
+	Stream Stream
+	// Header carries upstream headers worth showing the client (e.g. x-request-id). May be nil.
+	Header http.Header
+	// Cache says where the usage's cached_tokens come from. Empty means the gateway decides
+	// from the usage itself: reported when the upstream sent prompt_tokens_details.
+	Cache CacheSource
+	// Strategy, when set, is the tool strategy the backend applied (e.g. "mask" when it could
+	// express the constraint, "remove" when it could not); it overrides the gateway's.
+	Strategy string
+}
+
+// CacheSource says whether cached token counts were reported by the engine or estimated.
+type CacheSource string
+
+// Cache sources, as sent in the X-Maskgate-Cache header.
+const (
+	CacheReported  CacheSource = "reported"
+	CacheEstimated CacheSource = "estimated"
+	CacheUnknown   CacheSource = "unknown"
+)
+
+// Stream is a sequence of chat.completion.chunk objects.
+type Stream interface {
+	// Next returns the JSON of the next chunk. It returns io.EOF after the upstream's
+	// terminating event ("data: [DONE]" for OpenAI, "done": true for Ollama), and
+	// ErrTruncated when the upstream ended without it. The returned slice is valid until
+	// the next call.
+	Next() ([]byte, error)
+	// Close releases the upstream connection; it is safe to call more than once.
+	Close() error
+}
+
+// ErrTruncated reports a stream that ended before the upstream said it was done.
+var ErrTruncated = errors.New("upstream stream ended without a terminating event")

@@ -1,0 +1,16 @@
+// Package backends holds what the gateway talks to: inference engines and hosted APIs.
+//
+// A backend takes an OpenAI chat completion request and answers in OpenAI shape, either a
+// whole chat.completion object or a stream of chat.completion.chunk objects. One
+// translator per (client API, backend API) pair lives in its own sub-package; engines that
+// already speak OpenAI go through openaicompat, which forwards the client's bytes with the
+// few edits the gateway asked for.
+//
+// The Backend interface is deliberately small. Abilities that only some backends have
+// (listing models, answering a health probe) are separate interfaces that the gateway
+// checks with a type assertion.
+//
+// A backend must never write to the client: it returns bytes or errors and the gateway
+// decides what the client sees. It must honour ctx: a cancelled client cancels the
+// upstream call at once.
+package backends

@@ -1,0 +1,68 @@
+package backends
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Error is a failure the client should see with a given HTTP status, in the OpenAI error
+// envelope. Backends return it for upstream errors they can classify; anything else that a
+// backend returns the gateway reports as a 502.
+type Error struct {
+	// Status is the HTTP status for the client (e.g. 404 for an unknown model, 502 for an
+	// unreachable upstream, or the upstream's own 4xx).
+	Status int
+	// Message, Type, Param and Code fill the envelope; zero values are left out (Type
+	// defaults to one derived from Status).
+	Message string
+	Type    string
+	Param   string
+	Code    string
+	// RetryAfter, when set, is sent to the client as the Retry-After header.
+	RetryAfter string
+	// Err is the cause, for logs only: never shown to the client.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %v", e.Status, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Unreachable is the error for an upstream that could not be reached (502).
+func Unreachable(name string, err error) *Error {
+	return &Error{
+		Status:  http.StatusBadGateway,
+		Message: fmt.Sprintf("backend %q is unreachable; check that it is running and that its url is right", name),
+		Type:    "upstream_error",
+		Code:    "upstream_unreachable",
+		Err:     err,
+	}
+}
+
+// Timeout is the error for an upstream that did not answer in time (504).
+func Timeout(name string, err error) *Error {
+	return &Error{
+		Status:  http.StatusGatewayTimeout,
+		Message: fmt.Sprintf("backend %q did not answer in time; raise its timeout if it is slow", name),
+		Type:    "upstream_error",
+		Code:    "upstream_timeout",
+		Err:     err,
+	}
+}
+
+// ModelNotFound is the error for a model the upstream does not have (404).
+func ModelNotFound(model string, err error) *Error {
+	return &Error{
+		Status:  http.StatusNotFound,
+		Message: fmt.Sprintf("model %q does not exist on the backend", model),
+		Type:    "invalid_request_error",
+		Param:   "model",
+		Code:    "model_not_found",
+		Err:     err,
+	}
+}

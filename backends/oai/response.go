@@ -1,0 +1,73 @@
+package oai
+
+// ChatCompletion is a whole (non-streaming) response.
+type ChatCompletion struct {
+	ID                string   `json:"id"`
+	Object            string   `json:"object"` // "chat.completion"
+	Created           int64    `json:"created"`
+	Model             string   `json:"model"`
+	Choices           []Choice `json:"choices"`
+	Usage             *Usage   `json:"usage,omitempty"`
+	SystemFingerprint string   `json:"system_fingerprint,omitempty"`
+}
+
+// Choice is one choice of a ChatCompletion.
+type Choice struct {
+	Index        int             `json:"index"`
+	Message      ResponseMessage `json:"message"`
+	FinishReason string          `json:"finish_reason"`
+	Logprobs     *struct{}       `json:"logprobs"`
+}
+
+// ResponseMessage is the assistant message of a response. Content is null when the
+// model only called tools, as OpenAI sends it.
+type ResponseMessage struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// Chunk is one streamed chat.completion.chunk.
+type Chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"` // "chat.completion.chunk"
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint,omitempty"`
+	Choices           []ChunkChoice `json:"choices"`
+	Usage             *Usage        `json:"usage,omitempty"`
+}
+
+// ChunkChoice is one choice of a Chunk. FinishReason is null until the last chunk.
+type ChunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        Delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// Delta is the increment a chunk carries. Role appears in the first chunk only.
+type Delta struct {
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// Usage is token accounting as OpenAI reports it.
+type Usage struct {
+	PromptTokens        int                  `json:"prompt_tokens"`
+	CompletionTokens    int                  `json:"completion_tokens"`
+	TotalTokens         int                  `json:"total_tokens"`
+	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// PromptTokensDetails says how many prompt tokens came from the engine's cache.
+type PromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// Finish reasons.
+const (
+	FinishStop      = "stop"
+	FinishLength    = "length"
+	FinishToolCalls = "tool_calls"
+)

@@ -1,0 +1,125 @@
+// Command gateway runs maskgate: an OpenAI-compatible gateway in front of llama-server,
+// vLLM, SGLang, Ollama and hosted APIs.
+//
+//	gateway [-config FILE] [-listen ADDR] [-model FILE.gguf]
+//
+// With no -config it looks for engines on their default loopback ports and routes the
+// models they list. This package holds flags and wiring only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/gateway"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv))
+}
+
+// run returns the process exit status: 0 after a clean shutdown, 1 when serving fails,
+// 2 for bad flags or configuration.
+func run(args []string, getenv func(string) string) int {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	configPath := fs.String("config", "", "YAML configuration `file`; without it, engines on their default loopback ports are discovered")
+	listen := fs.String("listen", "", "address to serve on (default "+config.DefaultListen+", or the config's listen)")
+	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: -log-level %q: use debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := &config.Config{}
+	if *configPath != "" {
+		var err error
+		if cfg, err = config.Load(*configPath); err != nil {
+			fmt.Fprintf(os.Stderr, "gateway: %v\n", err)
+			return 2
+		}
+	} else if c, err := config.Parse("(defaults)", nil); err == nil {
+		cfg = c
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *model != "" {
+		if err := addEmbeddedModel(cfg, *model); err != nil {
+			fmt.Fprintf(os.Stderr, "gateway: -model: %v\n", err)
+			return 2
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	transport := newTransport()
+	if len(cfg.Backends) == 0 {
+		cfg.Backends = discover(ctx, transport, log)
+	}
+	ups, err := buildUpstreams(cfg, transport, getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %v\n", err)
+		return 2
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv := gateway.New(gateway.Options{
+		Upstreams:       ups,
+		MaxRequestBytes: int64(cfg.MaxRequestBytes),
+		Registry:        reg,
+		Logger:          log,
+	})
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: listen: %v\n", err)
+		return 1
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("maskgate listening", "addr", "http://"+ln.Addr().String(), "backends", len(ups))
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		log.Error("serve", "error", err)
+		return 1
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("shutdown", "error", err)
+	}
+	return 0
+}
+
+// newTransport is the one upstream transport every backend shares: keep-alive pools
+// sized for a gateway rather than a browser.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	return t
+}

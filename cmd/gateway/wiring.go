@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/gateway"
+)
+
+// buildUpstreams turns configured backends into gateway upstreams.
+func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func(string) string) ([]gateway.Upstream, error) {
+	var ups []gateway.Upstream
+	for i, b := range cfg.Backends {
+		key := ""
+		if b.APIKeyEnv != "" {
+			key = getenv(b.APIKeyEnv)
+			if key == "" {
+				return nil, fmt.Errorf("backends[%d] (%s): environment variable %s is empty; export the upstream key in it", i, b.Name, b.APIKeyEnv)
+			}
+		}
+		be, err := newBackend(b, key, transport)
+		if err != nil {
+			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
+		}
+		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be})
+	}
+	return ups, nil
+}
+
+func newBackend(b config.Backend, key string, transport http.RoundTripper) (backends.Backend, error) {
+	timeout := time.Duration(b.Timeout)
+	switch b.Kind {
+	case "openai", "vllm", "sglang":
+		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
+			Transport: transport, Timeout: timeout, ReportsCache: true})
+	case "llamacpp", "ollama":
+		// Their OpenAI-compatible API lives under /v1 of the server root.
+		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: strings.TrimRight(b.URL, "/") + "/v1",
+			APIKey: key, Transport: transport, Timeout: timeout, ReportsCache: b.Kind == "llamacpp"})
+	case "embedded":
+		return newEmbedded(b)
+	}
+	return nil, fmt.Errorf("kind %q is not supported by this build yet", b.Kind)
+}

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string // exact error text
+	}{
+		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy)"},
+		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, api_key_env, models, format, timeout, model)"},
+		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
+			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
+		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",
+			`g.yaml:4: backends[0].url: "localhost:8000" is not an http(s) URL, e.g. http://127.0.0.1:8000/v1`},
+		{"duplicate names", "backends:\n  - {name: a, kind: vllm, url: 'http://x/v1', models: [m]}\n  - {name: a, kind: vllm, url: 'http://y/v1', models: [n]}\n",
+			"g.yaml:3: backends[1].name: duplicate backend name \"a\" (also backends[0])"},
+		{"bad duration", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    timeout: 5 minutes\n",
+			`g.yaml:6: backends[0].timeout: invalid duration "5 minutes": write it like 30s, 10m or 1h`},
+		{"bad ttl", "search:\n  ttl: forever\n",
+			`g.yaml:2: search.ttl: invalid duration "forever": write it like 30s, 10m or 1h`},
+		{"unknown kind", "backends:\n  - {name: a, kind: tgi, url: 'http://x', models: [m]}\n",
+			`g.yaml:2: backends[0].kind: unknown kind "tgi" (one of llamacpp, vllm, sglang, ollama, openai, anthropic, embedded)`},
+		{"no models", "backends:\n  - {name: a, kind: vllm, url: 'http://x/v1'}\n",
+			`g.yaml:2: backends[0].models: required: list the model names routed here, or "*" for any`},
+		{"wrong type", "search:\n  top_k: many\n", `g.yaml:2: search.top_k: expected an integer, got "many"`},
+		{"list expected", "backends: {name: a}\n", "g.yaml:1: backends: expected a list"},
+		{"bad strategy", "strategy: fast\n",
+			`g.yaml:1: strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate)`},
+		{"bad size", "max_request_bytes: lots\n",
+			`g.yaml:1: max_request_bytes: invalid size "lots": write bytes (1048576) or a size such as 16MiB`},
+		{"repeated key", "listen: a\nlisten: b\n", "g.yaml:2: listen: key appears twice"},
+		{"not yaml", "backends: [\n", "g.yaml:1: did not find expected node content"},
+		{"not a mapping", "- a\n", "g.yaml:1: the file must be a mapping of keys (listen, backends, ...)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("g.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not *config.Error", err)
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParse_DefaultsFillZeroValues(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("backends:\n  - {name: a, kind: llamacpp, url: 'http://127.0.0.1:8080', models: ['*']}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Listen:          DefaultListen,
+		MaxRequestBytes: DefaultMaxRequestBytes,
+		Strategy:        "auto",
+		Backends: []Backend{{Name: "a", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"},
+			Timeout: Duration(10 * time.Minute)}},
+		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour)},
+	}
+	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
+		return p.Last().String() == ".lines"
+	}, cmp.Ignore())); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+func TestParse_SizesAndDurations(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("max_request_bytes: 2MiB\nsearch: {ttl: 90s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxRequestBytes != 2<<20 {
+		t.Errorf("max_request_bytes = %d, want %d", cfg.MaxRequestBytes, 2<<20)
+	}
+	if time.Duration(cfg.Search.TTL) != 90*time.Second {
+		t.Errorf("ttl = %v", time.Duration(cfg.Search.TTL))
+	}
+	cfg, err = Parse("g.yaml", []byte("max_request_bytes: 1000\n"))
+	if err != nil || cfg.MaxRequestBytes != 1000 {
+		t.Errorf("plain bytes: %v, %d", err, cfg.MaxRequestBytes)
+	}
+}
+
+func TestParse_EmptyFileIsDefaults(t *testing.T) {
+	cfg, err := Parse("g.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != DefaultListen || len(cfg.Backends) != 0 {
+		t.Errorf("got %+v", cfg)
+	}
+}
+
+func TestLoad_ExampleFilesAreValid(t *testing.T) {
+	for _, f := range []string{"../examples/gateway.yaml"} {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.Strategy == "" {
+		c.Strategy = "auto"
+	}
+	if c.Search.TopK == 0 {
+		c.Search.TopK = DefaultTopK
+	}
+	if c.Search.MinScore == 0 {
+		c.Search.MinScore = DefaultMinScore
+	}
+	if c.Search.Storage == "" {
+		c.Search.Storage = "memory"
+	}
+	if c.Search.TTL == 0 {
+		c.Search.TTL = Duration(DefaultTTL)
+	}
+	for i := range c.Backends {
+		if c.Backends[i].Timeout == 0 {
+			c.Backends[i].Timeout = Duration(DefaultTimeout)
+		}
+	}
+}
+
+// validate checks what the decoder cannot: required fields, allowed values, uniqueness.
+// It reports the first problem, located.
+func (c *Config) validate(file string) error {
+	bad := func(key, format string, args ...any) error {
+		return &Error{File: file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if !slices.Contains(Strategies, c.Strategy) {
+		return bad("strategy", "unknown strategy %q (one of %s)", c.Strategy, strings.Join(Strategies, ", "))
+	}
+	if c.Search.TopK < 0 {
+		return bad("search.top_k", "must be positive")
+	}
+	if c.Search.MinScore < 0 || c.Search.MinScore > 1 {
+		return bad("search.min_score", "must be between 0 and 1")
+	}
+	if c.Search.Storage != "memory" && c.Search.Storage != "context" {
+		return bad("search.storage", "unknown storage %q (memory or context)", c.Search.Storage)
+	}
+	names := map[string]int{}
+	for i, b := range c.Backends {
+		key := fmt.Sprintf("backends[%d]", i)
+		if b.Name == "" {
+			return bad(key+".name", "required: give each backend a unique name")
+		}
+		if j, dup := names[b.Name]; dup {
+			return bad(key+".name", "duplicate backend name %q (also backends[%d])", b.Name, j)
+		}
+		names[b.Name] = i
+		if !slices.Contains(Kinds, b.Kind) {
+			return bad(key+".kind", "unknown kind %q (one of %s)", b.Kind, strings.Join(Kinds, ", "))
+		}
+		if b.Kind == "embedded" {
+			if b.Model == "" {
+				return bad(key+".model", "required for kind embedded: the path of a GGUF file")
+			}
+		} else if err := checkURL(b.Kind, b.URL); err != nil {
+			return bad(key+".url", "%v", err)
+		}
+		if len(b.Models) == 0 {
+			return bad(key+".models", `required: list the model names routed here, or "*" for any`)
+		}
+		for j, m := range b.Models {
+			if m == "" {
+				return bad(fmt.Sprintf("%s.models[%d]", key, j), "empty model name")
+			}
+		}
+		if b.Format != "" && !slices.Contains(Formats, b.Format) {
+			return bad(key+".format", "unknown format %q (one of %s)", b.Format, strings.Join(Formats, ", "))
+		}
+		if time.Duration(b.Timeout) <= 0 {
+			return bad(key+".timeout", "must be positive")
+		}
+	}
+	return nil
+}
+
+func checkURL(kind, raw string) error {
+	if raw == "" {
+		return fmt.Errorf("required: the %s server's address, e.g. %s", kind, exampleURL(kind))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL, e.g. %s", raw, exampleURL(kind))
+	}
+	return nil
+}
+
+func exampleURL(kind string) string {
+	switch kind {
+	case "llamacpp":
+		return "http://127.0.0.1:8080"
+	case "ollama":
+		return "http://127.0.0.1:11434"
+	case "vllm":
+		return "http://127.0.0.1:8000/v1"
+	case "sglang":
+		return "http://127.0.0.1:30000/v1"
+	case "anthropic":
+		return "https://api.anthropic.com"
+	default:
+		return "https://api.openai.com/v1"
+	}
+}
+
+// line finds where key, or the nearest enclosing key that the file has, is written.
+func (c *Config) line(key string) int {
+	for key != "" {
+		if n, ok := c.lines[key]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return 0
+}

@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+// Response headers every chat answer carries.
+const (
+	HeaderStrategy = "X-Maskgate-Strategy"
+	HeaderCache    = "X-Maskgate-Cache"
+)
+
+// exchange is the bookkeeping of one chat request, turned into metrics when it ends.
+type exchange struct {
+	start     time.Time
+	backend   string
+	model     string // metric label
+	strategy  string
+	status    int
+	committed bool // response headers are out: errors can only go into the stream
+	stream    bool
+
+	upstream time.Duration // time blocked on the backend
+	client   time.Duration // time blocked writing to the client
+	ttft     time.Duration
+
+	usage *oai.Usage
+	cache backends.CacheSource
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
+	if err := s.chat(w, r, x); err != nil {
+		if x.committed {
+			// Already reported inside the stream; keep the failure in logs and metrics.
+			ae := toAPIError(err)
+			x.status = ae.Status
+			s.log.Warn("stream failed", "backend", x.backend, "status", ae.Status, "error", err)
+		} else {
+			x.status = writeError(w, s.log, err).Status
+		}
+	}
+	s.record(x)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes))
+	if err != nil {
+		if r.Context().Err() != nil {
+			return r.Context().Err()
+		}
+		return err
+	}
+	env, err := oai.ParseEnvelope(body)
+	if err != nil {
+		return err
+	}
+	rt, ok := s.router.lookup(env.Model)
+	if !ok {
+		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
+	}
+	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.strategy = "eager" // every tool the client sent reaches the model unchanged
+
+	// The gateway needs usage on every stream for its accounting; a client that did not
+	// ask for it gets the stream without it.
+	dropUsage := false
+	if env.Stream && !env.IncludeUsage {
+		if body, err = requestUsage(body); err != nil {
+			return err
+		}
+		dropUsage = true
+	}
+
+	t := s.now()
+	resp, err := rt.up.Backend.ChatCompletion(r.Context(), &backends.Request{Body: body, Model: env.Model, Stream: env.Stream})
+	x.upstream += s.now().Sub(t)
+	if err != nil {
+		return err
+	}
+	if resp.Strategy != "" {
+		x.strategy = resp.Strategy
+	}
+	copyHeaders(w.Header(), resp.Header)
+	if resp.Stream != nil {
+		return s.relay(w, r, x, resp, dropUsage)
+	}
+	return s.whole(w, x, resp)
+}
+
+// requestUsage sets stream_options.include_usage to true, keeping any other options.
+func requestUsage(body []byte) ([]byte, error) {
+	opts := []byte(`{"include_usage":true}`)
+	if cur, ok := oai.Get(body, "stream_options"); ok && len(cur) > 0 && cur[0] == '{' {
+		var err error
+		if opts, err = oai.Set(cur, "include_usage", []byte("true")); err != nil {
+			return nil, err
+		}
+	}
+	return oai.Set(body, "stream_options", opts)
+}
+
+// whole answers with a complete chat.completion object, byte for byte as the backend
+// produced it.
+func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Response) error {
+	var parsed struct {
+		Usage *oai.Usage `json:"usage"`
+	}
+	if err := json.Unmarshal(resp.Body, &parsed); err != nil {
+		return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_response",
+			Message: fmt.Sprintf("backend %q returned a response that is not JSON", x.backend), Err: err}
+	}
+	x.usage = parsed.Usage
+	x.cache = cacheSource(resp.Cache, parsed.Usage)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	h.Set(HeaderStrategy, x.strategy)
+	h.Set(HeaderCache, string(x.cache))
+	x.committed = true
+	w.WriteHeader(http.StatusOK)
+	t := s.now()
+	_, err := w.Write(resp.Body)
+	x.client += s.now().Sub(t)
+	if err != nil {
+		x.status = StatusClientClosed
+	}
+	return nil
+}
+
+// cacheSource is the backend's own word, else "reported" when the usage carries the
+// engine's cached token count.
+func cacheSource(declared backends.CacheSource, u *oai.Usage) backends.CacheSource {
+	if declared != "" {
+		return declared
+	}
+	if u != nil && u.PromptTokensDetails != nil {
+		return backends.CacheReported
+	}
+	return backends.CacheUnknown
+}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
+}
+
+// record turns the exchange into metrics and a log line.
+func (s *Server) record(x *exchange) {
+	total := s.now().Sub(x.start)
+	m := s.metrics
+	m.requests.WithLabelValues(x.backend, x.model, strconv.Itoa(x.status)).Inc()
+	if x.backend == "none" {
+		return // refused before routing: nothing was sent anywhere
+	}
+	m.duration.WithLabelValues(x.backend, x.model).Observe(total.Seconds())
+	if own := total - x.upstream - x.client; own >= 0 {
+		m.overhead.WithLabelValues(x.backend).Observe(own.Seconds())
+	}
+	if x.stream && x.ttft > 0 {
+		m.ttft.WithLabelValues(x.backend, x.model).Observe(x.ttft.Seconds())
+	}
+	if u := x.usage; u != nil {
+		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.PromptTokens))
+		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.CompletionTokens))
+		if u.PromptTokensDetails != nil {
+			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(u.PromptTokensDetails.CachedTokens))
+		}
+	}
+	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+		"duration", total, "upstream", x.upstream)
+}

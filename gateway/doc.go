@@ -1,0 +1,17 @@
+// Package gateway is maskgate's HTTP surface: the OpenAI-compatible endpoints, request
+// routing to backends, the relay of whole responses and streams, errors in the OpenAI
+// envelope, and request metrics.
+//
+// It keeps the client's request bytes: it reads the few fields it needs (model, stream,
+// stream_options) and makes byte-level edits through oai.Set, never re-marshalling the
+// body, because the engine's prefix cache is keyed on exact bytes.
+//
+// It must never hold engine-specific knowledge (that is backends/), tool catalogs and
+// loaded sets (toolsearch/), constraints (masking/) or cache models (kvcache/): it asks
+// those packages and wires their answers into the response.
+//
+// Streams follow the stdlib reverse proxy's discipline: the upstream's status and first
+// event are checked before the client's SSE headers are committed, so a failure before
+// the first byte is still a clean error; each event is flushed; an upstream that breaks
+// mid-stream ends the client's stream with an error event and no [DONE].
+package gateway

@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the gateway's request metrics. Labels take bounded values only: configured
+// backend names, configured model names (or "other"), strategies, status codes.
+type metrics struct {
+	requests        *prometheus.CounterVec
+	duration        *prometheus.HistogramVec
+	ttft            *prometheus.HistogramVec
+	overhead        *prometheus.HistogramVec
+	promptTokens    *prometheus.CounterVec
+	cachedTokens    *prometheus.CounterVec
+	completionToken *prometheus.CounterVec
+}
+
+const namespace = "maskgate"
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "requests_total",
+			Help: "Chat completion requests by backend, model and HTTP status (499: client went away).",
+		}, []string{"backend", "model", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "request_duration_seconds",
+			Help:    "Time from request arrival to the last byte of the answer.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
+		}, []string{"backend", "model"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "time_to_first_token_seconds",
+			Help:    "Time from request arrival to the first streamed chunk sent to the client.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
+		}, []string{"backend", "model"}),
+		overhead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "gateway_overhead_seconds",
+			Help:    "Time spent in the gateway itself: the request's duration less the time waiting on the backend and on the client.",
+			Buckets: prometheus.ExponentialBuckets(0.000005, 2.5, 12),
+		}, []string{"backend"}),
+		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "prompt_tokens_total",
+			Help: "Prompt tokens, as the backend reported them.",
+		}, []string{"backend", "model", "strategy"}),
+		cachedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cached_tokens_total",
+			Help: "Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.",
+		}, []string{"backend", "model", "strategy", "source"}),
+		completionToken: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "completion_tokens_total",
+			Help: "Completion tokens, as the backend reported them.",
+		}, []string{"backend", "model", "strategy"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken)
+	}
+	return m
+}

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/maskgate/maskgate/backends"
+)
+
+type modelEntry struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// models lists the configured model names, plus what each wildcard backend says it has
+// (asked concurrently, each within ProbeTimeout; one that does not answer is left out).
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	seen := map[string]bool{}
+	var data []modelEntry
+	add := func(id, owner string) {
+		if !seen[id] {
+			seen[id] = true
+			data = append(data, modelEntry{ID: id, Object: "model", OwnedBy: owner})
+		}
+	}
+	for _, id := range s.router.names() {
+		rt, _ := s.router.lookup(id)
+		add(id, rt.up.Name)
+	}
+
+	type listed struct {
+		owner string
+		ids   []string
+	}
+	results := make([]listed, len(s.router.ups))
+	var wg sync.WaitGroup
+	for i, u := range s.router.ups {
+		l, ok := u.Backend.(backends.ModelLister)
+		if !ok || !servesAny(u) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(r.Context(), s.opt.ProbeTimeout)
+			defer cancel()
+			ids, err := l.ListModels(ctx)
+			if err != nil {
+				s.log.Info("listing models failed", "backend", u.Name, "error", err)
+				return
+			}
+			results[i] = listed{owner: u.Name, ids: ids}
+		}()
+	}
+	wg.Wait()
+	for _, l := range results {
+		for _, id := range l.ids {
+			add(id, l.owner)
+		}
+	}
+	if data == nil {
+		data = []modelEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func servesAny(u *Upstream) bool {
+	for _, m := range u.Models {
+		if m == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"message":"encoding failed","type":"server_error","param":null,"code":null}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

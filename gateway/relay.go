@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+var (
+	sseData = []byte("data: ")
+	sseEnd  = []byte("\n\n")
+	sseDone = []byte("data: [DONE]\n\n")
+)
+
+// relay streams the backend's chunks to the client as SSE. Nothing is written before the
+// first chunk arrives, so a backend that fails at once still gets a clean error response.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp *backends.Response, dropUsage bool) error {
+	st := resp.Stream
+	defer st.Close()
+
+	t := s.now()
+	chunk, err := st.Next()
+	x.upstream += s.now().Sub(t)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+
+	x.cache = resp.Cache
+	if x.cache == "" {
+		x.cache = backends.CacheUnknown
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell nginx-like proxies in front not to buffer
+	h.Set(HeaderStrategy, x.strategy)
+	h.Set(HeaderCache, string(x.cache))
+	x.committed = true
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	// send writes one frame and flushes it; a failure means the client is gone.
+	send := func(parts ...[]byte) bool {
+		t := s.now()
+		defer func() { x.client += s.now().Sub(t) }()
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return false
+			}
+		}
+		return rc.Flush() == nil
+	}
+
+	for err == nil {
+		out, usage, uerr := inspectChunk(chunk, dropUsage)
+		if uerr != nil {
+			return s.streamError(send, &apiError{Status: http.StatusBadGateway, Type: "upstream_error",
+				Code: "upstream_invalid_chunk", Message: "backend " + x.backend + " sent a chunk that is not JSON", Err: uerr})
+		}
+		if usage != nil {
+			x.usage = usage
+		}
+		if out != nil {
+			if x.ttft == 0 {
+				x.ttft = s.now().Sub(x.start)
+			}
+			if !send(sseData, out, sseEnd) {
+				return r.Context().Err() // the client is gone; Close cancels the upstream
+			}
+		}
+		t = s.now()
+		chunk, err = st.Next()
+		x.upstream += s.now().Sub(t)
+	}
+	if !errors.Is(err, io.EOF) {
+		if r.Context().Err() != nil {
+			return r.Context().Err()
+		}
+		return s.streamError(send, err)
+	}
+	if x.usage != nil && x.cache == backends.CacheUnknown && x.usage.PromptTokensDetails != nil {
+		x.cache = backends.CacheReported // too late for the header, right for the metrics
+	}
+	if !send(sseDone) {
+		return r.Context().Err()
+	}
+	return nil
+}
+
+// streamError ends a committed stream with an error event in the OpenAI envelope, which
+// the official SDKs raise as an error, and no [DONE]. It returns err for the metrics.
+func (s *Server) streamError(send func(...[]byte) bool, err error) error {
+	send(sseData, toAPIError(err).envelope(), sseEnd)
+	return err
+}
+
+// inspectChunk reads a chunk's usage, if it has any, and returns the bytes to send:
+// the chunk itself, or, when the client did not ask for usage, the chunk without it
+// (nil when it carried nothing else).
+func inspectChunk(chunk []byte, dropUsage bool) (out []byte, usage *oai.Usage, err error) {
+	raw, ok := oai.Get(chunk, "usage")
+	if !ok {
+		if !json.Valid(chunk) {
+			return nil, nil, errors.New("invalid JSON")
+		}
+		return chunk, nil, nil
+	}
+	if string(raw) != "null" {
+		usage = new(oai.Usage)
+		if err := json.Unmarshal(raw, usage); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !dropUsage {
+		return chunk, usage, nil
+	}
+	if choices, ok := oai.Get(chunk, "choices"); ok && isEmptyArray(choices) && usage != nil {
+		return nil, usage, nil
+	}
+	out, err = oai.Delete(chunk, "usage")
+	return out, usage, err
+}
+
+func isEmptyArray(b []byte) bool {
+	if len(b) < 2 || b[0] != '[' {
+		return false
+	}
+	for _, c := range b[1:] {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

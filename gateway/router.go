@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"sort"
+
+	"github.com/maskgate/maskgate/backends"
+)
+
+// Upstream is one configured backend and the model names it serves.
+type Upstream struct {
+	// Name is the backend's configured name; it labels metrics and logs.
+	Name string
+	// Kind is the backend's configured kind (llamacpp, vllm, ollama, openai, ...).
+	Kind string
+	// Models are the names routed here; "*" takes any name no upstream lists.
+	Models []string
+	// Backend serves the requests.
+	Backend backends.Backend
+}
+
+// route is where one request goes.
+type route struct {
+	up *Upstream
+	// label is the model label for metrics: the configured name, or "other" for a name
+	// that only a wildcard matched, so clients cannot grow label cardinality.
+	label string
+}
+
+// router maps a request's model to an upstream: exact names first, then the first
+// upstream (in configuration order) that lists "*".
+type router struct {
+	exact    map[string]*Upstream
+	wildcard *Upstream
+	ups      []*Upstream
+}
+
+func newRouter(ups []Upstream) *router {
+	r := &router{exact: map[string]*Upstream{}}
+	for i := range ups {
+		u := &ups[i]
+		r.ups = append(r.ups, u)
+		for _, m := range u.Models {
+			if m == "*" {
+				if r.wildcard == nil {
+					r.wildcard = u
+				}
+				continue
+			}
+			if _, taken := r.exact[m]; !taken {
+				r.exact[m] = u
+			}
+		}
+	}
+	return r
+}
+
+func (r *router) lookup(model string) (route, bool) {
+	if u, ok := r.exact[model]; ok {
+		return route{up: u, label: model}, true
+	}
+	if r.wildcard != nil {
+		return route{up: r.wildcard, label: "other"}, true
+	}
+	return route{}, false
+}
+
+// names returns the explicitly configured model names, sorted.
+func (r *router) names() []string {
+	out := make([]string, 0, len(r.exact))
+	for m := range r.exact {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}

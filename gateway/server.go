@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Options configure a Server. The zero value of each field is its default.
+type Options struct {
+	// Upstreams are the backends, in configuration order.
+	Upstreams []Upstream
+	// MaxRequestBytes caps a request body (413 above it). If zero, 16 MiB.
+	MaxRequestBytes int64
+	// Registry receives the gateway's metrics and is served at /metrics. If nil, a
+	// registry private to this server is used.
+	Registry *prometheus.Registry
+	// Logger receives request logs. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Now is the clock. If nil, time.Now.
+	Now func() time.Time
+	// ProbeTimeout bounds each backend probe of /readyz and each model listing of
+	// /v1/models. If zero, 2 seconds.
+	ProbeTimeout time.Duration
+}
+
+// Server is the gateway's HTTP handler.
+type Server struct {
+	opt     Options
+	router  *router
+	metrics *metrics
+	log     *slog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+}
+
+// New returns a Server for o.
+func New(o Options) *Server {
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = 16 << 20
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = 2 * time.Second
+	}
+	s := &Server{
+		opt:     o,
+		router:  newRouter(o.Upstreams),
+		metrics: newMetrics(o.Registry),
+		log:     o.Logger,
+		now:     o.Now,
+		mux:     http.NewServeMux(),
+	}
+	s.handle("/v1/chat/completions", http.MethodPost, s.chatCompletions)
+	s.handle("/v1/models", http.MethodGet, s.models)
+	s.handle("/healthz", http.MethodGet, s.healthz)
+	s.handle("/readyz", http.MethodGet, s.readyz)
+	metricsHandler := promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{})
+	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) { metricsHandler.ServeHTTP(w, r) })
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+			Message: "unknown path " + r.URL.Path + "; the gateway serves /v1/chat/completions and /v1/models"})
+	})
+	return s
+}
+
+// handle registers h for path and answers other methods with a 405 in the envelope.
+func (s *Server) handle(path, method string, h http.HandlerFunc) {
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", method)
+			writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Message: r.Method + " is not allowed on " + path + "; use " + method})
+			return
+		}
+		h(w, r)
+	})
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
