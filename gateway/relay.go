@@ -102,11 +102,11 @@ func (s *Server) streamError(send func(...[]byte) bool, err error) error {
 // the chunk itself, or, when the client did not ask for usage, the chunk without it
 // (nil when it carried nothing else).
 func inspectChunk(chunk []byte, dropUsage bool) (out []byte, usage *oai.Usage, err error) {
+	if !json.Valid(chunk) {
+		return nil, nil, errors.New("invalid JSON")
+	}
 	raw, ok := oai.Get(chunk, "usage")
 	if !ok {
-		if !json.Valid(chunk) {
-			return nil, nil, errors.New("invalid JSON")
-		}
 		return chunk, nil, nil
 	}
 	if string(raw) != "null" {

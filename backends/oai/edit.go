@@ -1,8 +1,9 @@
 package oai
 
 import (
+	"encoding/json"
 	"errors"
-	"strconv"
+	"slices"
 )
 
 var errNotObject = errors.New("request body is not a JSON object")
@@ -41,8 +42,8 @@ func members(b []byte) ([]member, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		key, err := strconv.Unquote(string(b[ks:ke]))
-		if err != nil {
+		var key string
+		if json.Unmarshal(b[ks:ke], &key) != nil {
 			key = string(b[ks+1 : ke-1])
 		}
 		i = skipSpace(b, ke)
@@ -106,7 +107,11 @@ func Set(body []byte, key string, value []byte) ([]byte, error) {
 	}
 	out = append(out, body[:at]...)
 	out = append(out, sep...)
-	out = strconv.AppendQuote(out, key)
+	quoted, err := json.Marshal(key)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, quoted...)
 	out = append(out, ':')
 	out = append(out, value...)
 	return append(out, body[at:]...), nil
@@ -115,31 +120,26 @@ func Set(body []byte, key string, value []byte) ([]byte, error) {
 // Delete returns body without the top-level member key (every occurrence). The comma that
 // separated it goes with it; other bytes are unchanged.
 func Delete(body []byte, key string) ([]byte, error) {
-	ms, _, err := members(body)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(body))
-	last := 0
-	for j, m := range ms {
-		if m.key != key {
-			continue
+	out := body
+	for {
+		ms, _, err := members(out)
+		if err != nil {
+			return nil, err
+		}
+		j := slices.IndexFunc(ms, func(m member) bool { return m.key == key })
+		if j < 0 {
+			return out, nil
 		}
 		// Cut from the end of the previous member to the end of this one, so the comma
 		// before it goes; the first member instead takes the comma after it.
-		from, to := m.keyStart, m.valEnd
+		from, to := ms[j].keyStart, ms[j].valEnd
 		if j > 0 {
 			from = ms[j-1].valEnd
 		} else if len(ms) > 1 {
 			to = ms[1].keyStart
 		}
-		if from < last {
-			from = last
-		}
-		out = append(out, body[last:from]...)
-		last = to
+		out = append(append(make([]byte, 0, len(out)-(to-from)), out[:from]...), out[to:]...)
 	}
-	return append(out, body[last:]...), nil
 }
 
 func skipSpace(b []byte, i int) int {

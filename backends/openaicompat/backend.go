@@ -82,8 +82,8 @@ func New(o Options) (*Backend, error) {
 var errHeaderTimeout = errors.New("upstream response headers timed out")
 
 // ChatCompletion sends req to POST {base}/chat/completions.
-func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
+func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) (*backends.Response, error) {
+	ctx, cancel := context.WithCancelCause(parent)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/chat/completions", bytes.NewReader(req.Body))
 	if err != nil {
 		cancel(nil)
@@ -103,7 +103,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		cause := context.Cause(ctx)
 		cancel(nil)
-		return nil, b.transportError(ctx, cause, err)
+		return nil, b.transportError(parent, cause, err)
 	}
 	if resp.StatusCode >= 300 {
 		defer cancel(nil)
@@ -122,7 +122,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, b.opt.MaxResponseBytes+1))
 	if err != nil {
-		return nil, b.transportError(ctx, context.Cause(ctx), err)
+		return nil, b.transportError(parent, context.Cause(ctx), err)
 	}
 	if int64(len(body)) > b.opt.MaxResponseBytes {
 		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_response_too_large",
@@ -142,9 +142,10 @@ func (b *Backend) authorize(r *http.Request) {
 	}
 }
 
-// transportError classifies a failed exchange: the client went away (returned as the
-// context's error, which the gateway reports as 499), the upstream was too slow (504),
-// or it could not be reached (502).
+// transportError classifies a failed exchange: the client went away (parent, the
+// caller's context, is done: its error is returned and the gateway reports 499), the
+// upstream was too slow (504), or it could not be reached (502). cause is the
+// cancellation cause of the exchange's own context.
 func (b *Backend) transportError(ctx context.Context, cause, err error) error {
 	if errors.Is(cause, errHeaderTimeout) {
 		return backends.Timeout(b.opt.Name, err)

@@ -1,0 +1,107 @@
+package oai
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSet_ReplacesInPlaceAndAppendsMissing(t *testing.T) {
+	tests := []struct {
+		name, body, key, value, want string
+	}{
+		{"replace keeps spacing", `{ "model" : "a" , "x":1 }`, "model", `"b"`, `{ "model" : "b" , "x":1 }`},
+		{"append after last member", `{"a":1 }`, "b", `true`, `{"a":1,"b":true }`},
+		{"append to empty", `{ }`, "b", `2`, `{ "b":2}`},
+		{"replace nested object", `{"s":{"k":[1,{"}":"]"}]},"t":0}`, "s", `{}`, `{"s":{},"t":0}`},
+		{"escaped key", `{"m\u006fdel":"a"}`, "model", `"b"`, `{"m\u006fdel":"b"}`},
+		{"repeated key: all replaced", `{"a":1,"a":2}`, "a", `3`, `{"a":3,"a":3}`},
+		{"string with escapes", `{"a":"x\"}y","b":1}`, "b", `2`, `{"a":"x\"}y","b":2}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Set([]byte(tt.body), tt.key, []byte(tt.value))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDelete_RemovesMemberAndItsComma(t *testing.T) {
+	tests := []struct{ name, body, key, want string }{
+		{"middle", `{"a":1, "b":2, "c":3}`, "b", `{"a":1, "c":3}`},
+		{"first", `{"a":1, "b":2}`, "a", `{"b":2}`},
+		{"last", `{"a":1,"b":null}`, "b", `{"a":1}`},
+		{"only", `{"a":1}`, "a", `{}`},
+		{"absent", `{"a":1}`, "z", `{"a":1}`},
+		{"first two", `{"a":1,"a":2,"b":3}`, "a", `{"b":3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Delete([]byte(tt.body), tt.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzEdit holds the editing contract on arbitrary valid JSON objects: the result is valid
+// JSON, decodes to the input with only that key changed, and bytes outside the edited
+// member are untouched (the result's length changes by exactly the edit).
+func FuzzEdit(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{ "model":"x" , "b" : [1,{"c":"}"}] }`, `{"a":"\"","b":{}}`, `{"a":1,"a":2}`} {
+		f.Add(s, "a", "model")
+	}
+	f.Fuzz(func(t *testing.T, body, key, other string) {
+		if !utf8.ValidString(key) || !utf8.ValidString(other) {
+			return // JSON cannot name such a key; callers use fixed ASCII keys
+		}
+		var before map[string]json.RawMessage
+		if json.Unmarshal([]byte(body), &before) != nil || before == nil {
+			return
+		}
+		got, err := Set([]byte(body), key, []byte(`"NEW"`))
+		if err != nil {
+			t.Fatalf("Set on valid object %q: %v", body, err)
+		}
+		var after map[string]json.RawMessage
+		if err := json.Unmarshal(got, &after); err != nil {
+			t.Fatalf("Set made invalid JSON: %q → %q", body, got)
+		}
+		if string(after[key]) != `"NEW"` {
+			t.Fatalf("Set(%q) on %q: value %s", key, body, after[key])
+		}
+		for k, v := range before {
+			if k != key && string(after[k]) != string(v) {
+				t.Fatalf("Set(%q) changed %q: %s → %s", key, k, v, after[k])
+			}
+		}
+		if v, ok := Get(got, key); !ok || string(v) != `"NEW"` {
+			t.Fatalf("Get after Set: %s %v", v, ok)
+		}
+		del, err := Delete([]byte(body), other)
+		if err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		var afterDel map[string]json.RawMessage
+		if err := json.Unmarshal(del, &afterDel); err != nil {
+			t.Fatalf("Delete made invalid JSON: %q → %q", body, del)
+		}
+		if _, ok := afterDel[other]; ok {
+			t.Fatalf("Delete(%q) left it in %q", other, del)
+		}
+		for k, v := range before {
+			if k != other && string(afterDel[k]) != string(v) {
+				t.Fatalf("Delete(%q) changed %q", other, k)
+			}
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package gateway_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestMetrics_LintClean(t *testing.T) {
+	up := newUpstream(t, replyJSON(200, completionJSON))
+	gw := gatewayFor(t, up)
+	gw.post(t, `{"model":"m1","messages":[{"role":"user","content":"x"}]}`)
+	problems, err := testutil.GatherAndLint(gw.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("metric %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestMetrics_CountTokensAndStatuses(t *testing.T) {
+	up := newUpstream(t, replyJSON(200, completionJSON))
+	gw := gatewayFor(t, up)
+	gw.post(t, `{"model":"m1","messages":[{"role":"user","content":"x"}]}`)
+	gw.post(t, `{"model":"anything","messages":[{"role":"user","content":"x"}]}`)
+	gw.post(t, `{"model":"m1"`)
+
+	sup := newUpstream(t, replySSE(streamEvents, true))
+	sgw := gatewayFor(t, sup)
+	sgw.post(t, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+
+	want := `
+# HELP maskgate_cached_tokens_total Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.
+# TYPE maskgate_cached_tokens_total counter
+maskgate_cached_tokens_total{backend="up",model="m1",source="reported",strategy="eager"} 8
+maskgate_cached_tokens_total{backend="up",model="other",source="reported",strategy="eager"} 8
+# HELP maskgate_prompt_tokens_total Prompt tokens, as the backend reported them.
+# TYPE maskgate_prompt_tokens_total counter
+maskgate_prompt_tokens_total{backend="up",model="m1",strategy="eager"} 10
+maskgate_prompt_tokens_total{backend="up",model="other",strategy="eager"} 10
+# HELP maskgate_requests_total Chat completion requests by backend, model and HTTP status (499: client went away).
+# TYPE maskgate_requests_total counter
+maskgate_requests_total{backend="none",model="none",status="400"} 1
+maskgate_requests_total{backend="up",model="m1",status="200"} 1
+maskgate_requests_total{backend="up",model="other",status="200"} 1
+`
+	if err := testutil.GatherAndCompare(gw.reg, strings.NewReader(want),
+		"maskgate_requests_total", "maskgate_prompt_tokens_total", "maskgate_cached_tokens_total"); err != nil {
+		t.Error(err)
+	}
+	// The stream's usage chunk was dropped for the client but still counted.
+	wantStream := `
+# HELP maskgate_completion_tokens_total Completion tokens, as the backend reported them.
+# TYPE maskgate_completion_tokens_total counter
+maskgate_completion_tokens_total{backend="up",model="m1",strategy="eager"} 9
+# HELP maskgate_cached_tokens_total Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.
+# TYPE maskgate_cached_tokens_total counter
+maskgate_cached_tokens_total{backend="up",model="m1",source="reported",strategy="eager"} 24
+`
+	if err := testutil.GatherAndCompare(sgw.reg, strings.NewReader(wantStream),
+		"maskgate_completion_tokens_total", "maskgate_cached_tokens_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(sgw.reg, "maskgate_time_to_first_token_seconds"); n != 1 {
+		t.Errorf("ttft series = %d, want 1", n)
+	}
+	if n := testutil.CollectAndCount(sgw.reg, "maskgate_gateway_overhead_seconds"); n != 1 {
+		t.Errorf("overhead series = %d, want 1", n)
+	}
+}
