@@ -12,20 +12,22 @@ import (
 
 // defaultEngines are the engines' own default loopback addresses, in the order their
 // models are preferred when two list the same name.
-var defaultEngines = []struct {
-	kind, url, api string // api: the OpenAI base URL used to probe
-}{
+var defaultEngines = []engineAddr{
 	{"llamacpp", "http://127.0.0.1:8080", "http://127.0.0.1:8080/v1"},
 	{"vllm", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"},
 	{"sglang", "http://127.0.0.1:30000/v1", "http://127.0.0.1:30000/v1"},
 	{"ollama", "http://127.0.0.1:11434", "http://127.0.0.1:11434/v1"},
 }
 
+type engineAddr struct {
+	kind, url, api string // api: the OpenAI base URL used to probe
+}
+
 // discover probes the default ports and returns a backend for each engine that lists its
 // models. The first engine found also takes model names nobody lists.
-func discover(ctx context.Context, transport http.RoundTripper, log *slog.Logger) []config.Backend {
+func discover(ctx context.Context, engines []engineAddr, transport http.RoundTripper, log *slog.Logger) []config.Backend {
 	var found []config.Backend
-	for _, e := range defaultEngines {
+	for _, e := range engines {
 		b, err := openaicompat.New(openaicompat.Options{Name: e.kind, BaseURL: e.api, Transport: transport})
 		if err != nil {
 			continue

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,13 +29,17 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run returns the process exit status: 0 after a clean shutdown, 1 when serving fails,
-// 2 for bad flags or configuration.
-func run(args []string, getenv func(string) string) int {
+// run serves until ctx is done and returns the process exit status: 0 after a clean
+// shutdown, 1 when serving fails, 2 for bad flags or configuration.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration `file`; without it, engines on their default loopback ports are discovered")
 	listen := fs.String("listen", "", "address to serve on (default "+config.DefaultListen+", or the config's listen)")
 	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp)")
@@ -44,16 +49,16 @@ func run(args []string, getenv func(string) string) int {
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "gateway: -log-level %q: use debug, info, warn or error\n", *logLevel)
+		fmt.Fprintf(stderr, "gateway: -log-level %q: use debug, info, warn or error\n", *logLevel)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	cfg := &config.Config{}
 	if *configPath != "" {
 		var err error
 		if cfg, err = config.Load(*configPath); err != nil {
-			fmt.Fprintf(os.Stderr, "gateway: %v\n", err)
+			fmt.Fprintf(stderr, "gateway: %v\n", err)
 			return 2
 		}
 	} else if c, err := config.Parse("(defaults)", nil); err == nil {
@@ -64,21 +69,18 @@ func run(args []string, getenv func(string) string) int {
 	}
 	if *model != "" {
 		if err := addEmbeddedModel(cfg, *model); err != nil {
-			fmt.Fprintf(os.Stderr, "gateway: -model: %v\n", err)
+			fmt.Fprintf(stderr, "gateway: -model: %v\n", err)
 			return 2
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	transport := newTransport()
 	if len(cfg.Backends) == 0 {
-		cfg.Backends = discover(ctx, transport, log)
+		cfg.Backends = discover(ctx, defaultEngines, transport, log)
 	}
 	ups, err := buildUpstreams(cfg, transport, getenv)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "gateway: %v\n", err)
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
 		return 2
 	}
 
@@ -93,7 +95,7 @@ func run(args []string, getenv func(string) string) int {
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "gateway: listen: %v\n", err)
+		fmt.Fprintf(stderr, "gateway: listen: %v\n", err)
 		return 1
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
