@@ -44,8 +44,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	listen := fs.String("listen", "", "address to serve on (default "+config.DefaultListen+", or the config's listen)")
 	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	healthcheck := fs.String("healthcheck", "", "GET this `url`, exit 0 if it answers 200 and 1 otherwise (for container health checks), then stop")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *healthcheck != "" {
+		return probe(ctx, *healthcheck, stderr)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -124,4 +128,26 @@ func newTransport() *http.Transport {
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
 	return t
+}
+
+// probe is the container health check: distroless images have no curl.
+func probe(ctx context.Context, url string, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: -healthcheck: %v\n", err)
+		return 2
+	}
+	resp, err := newTransport().RoundTrip(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: health check: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "gateway: health check: %s\n", resp.Status)
+		return 1
+	}
+	return 0
 }

@@ -134,6 +134,9 @@ func TestRun_ServesTheExampleConfig(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if code := run(context.Background(), []string{"-healthcheck", "http://" + addr + "/healthz"}, nil, &stderr); code != 0 {
+		t.Errorf("-healthcheck of a serving gateway exits %d", code)
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d after shutdown\n%s", code, stderr.String())

@@ -1,0 +1,232 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// These tests run the official openai Node package (pinned in testdata/node) against the
+// gateway through testdata/node/client.mjs. Node is a requirement of the test suite, as
+// the README says: without it they fail with the command that fixes it.
+
+const nodeDir = "testdata/node"
+
+// npmCI is what installs the pinned SDK; failures tell the user to run it.
+const npmCI = "npm ci --no-audit --no-fund"
+
+var (
+	nodeOnce sync.Once
+	nodePath string
+	nodeErr  error
+)
+
+// nodeSDK returns the node binary once the SDK's packages are installed, installing
+// them if node_modules is missing or older than package-lock.json.
+func nodeSDK(t *testing.T) string {
+	t.Helper()
+	nodeOnce.Do(func() { nodePath, nodeErr = installNodeSDK() })
+	if nodeErr != nil {
+		t.Fatalf("%v\n\nThe SDK tests need Node.js 20+ and npm. Install them, then run:\n\tcd gateway/%s && %s", nodeErr, nodeDir, npmCI)
+	}
+	return nodePath
+}
+
+func installNodeSDK() (string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", fmt.Errorf("node is not on PATH: %w", err)
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("npm is not on PATH: %w", err)
+	}
+
+	// `go test ./...` runs packages in parallel processes; the lock keeps two of them
+	// from running npm ci into the same node_modules at once.
+	lockPath := filepath.Join(nodeDir, "package-lock.json")
+	lock, err := os.Open(lockPath)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	fresh, err := nodeModulesFresh(lock)
+	if err != nil || fresh {
+		return node, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, strings.Fields(npmCI)[1:]...)
+	cmd.Dir = nodeDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s in gateway/%s failed: %w\n%s", npmCI, nodeDir, err, out)
+	}
+	return node, nil
+}
+
+// nodeModulesFresh reports whether npm's record of the installed tree,
+// node_modules/.package-lock.json (written last by an install), is newer than the lock.
+func nodeModulesFresh(lock *os.File) (bool, error) {
+	want, err := lock.Stat()
+	if err != nil {
+		return false, err
+	}
+	have, err := os.Stat(filepath.Join(nodeDir, "node_modules", ".package-lock.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !have.ModTime().Before(want.ModTime()), nil
+}
+
+// runNode runs client.mjs for scenario against gw and returns its exit code and the JSON
+// it printed, decoded.
+func runNode(t *testing.T, node string, gw *testGateway, scenario string) (int, any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", scenario)
+	cmd.Dir = nodeDir
+	// No OPENAI_* or proxy variable of the caller's reaches the SDK.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + gw.URL + "/v1", "NODE_NO_WARNINGS=1"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("node client.mjs %s: %v\n%s", scenario, err, stderr.Bytes())
+	}
+	var out any
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("node client.mjs %s exited %d without a JSON summary: %v\nstdout: %s\nstderr: %s", scenario, code, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return code, out
+}
+
+func decodeJSON(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("bad expectation %s: %v", s, err)
+	}
+	return v
+}
+
+func TestSDK_Node_Scenarios(t *testing.T) {
+	node := nodeSDK(t)
+	const ctxErr = `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	for _, tt := range []struct {
+		name     string
+		scenario string
+		reply    http.HandlerFunc
+		wantCode int
+		want     string // the summary, as JSON
+		// wantToolChoice, when set, is the tool_choice the upstream must get with both tools.
+		wantToolChoice string
+		// wantMsg, when set, must appear in the error's message, which want leaves out.
+		wantMsg string
+	}{
+		{
+			name: "text with cached tokens", scenario: "text", reply: replyJSON(200, completionJSON),
+			want: `{"content":"hello","finish_reason":"stop","usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"cached_tokens":8}}`,
+		},
+		{
+			name: "tool calls", scenario: "tools", reply: replyJSON(200, toolCallsJSON),
+			want: `{"finish_reason":"tool_calls","tool_calls":[` +
+				`{"id":"call_a","type":"function","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},` +
+				`{"id":"call_b","type":"function","name":"get_time","arguments":"{\"tz\":\"Europe/Paris\"}"}]}`,
+			wantToolChoice: `"required"`,
+		},
+		{
+			name: "stream text with usage", scenario: "stream-text", reply: replySSE(textStreamEvents, true),
+			want: `{"deltas":["Hel","lo, wor","ld"],"content":"Hello, world","finish_reason":"stop",` +
+				`"usage":{"prompt_tokens":21,"completion_tokens":4,"total_tokens":25,"cached_tokens":16}}`,
+		},
+		{
+			name: "stream one tool call", scenario: "stream-tools", reply: replySSE(streamEvents, true),
+			want: `{"arguments_done":[{"index":0,"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}],"finish_reason":"tool_calls",` +
+				`"tool_calls":[{"id":"call_1","type":"function","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}],` +
+				`"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39,"cached_tokens":24}}`,
+			wantToolChoice: `{"type":"function","function":{"name":"get_weather"}}`,
+		},
+		{
+			name: "stream two tool calls", scenario: "stream-tools", reply: replySSE(twoToolCallEvents, true),
+			want: `{"arguments_done":[{"index":0,"name":"get_weather","arguments":"{\"city\": \"Oslo\"}"},{"index":1,"name":"get_time","arguments":"{\"tz\": \"CET\"}"}],` +
+				`"finish_reason":"tool_calls","tool_calls":[` +
+				`{"id":"call_a","type":"function","name":"get_weather","arguments":"{\"city\": \"Oslo\"}"},` +
+				`{"id":"call_b","type":"function","name":"get_time","arguments":"{\"tz\": \"CET\"}"}],` +
+				`"usage":{"prompt_tokens":50,"completion_tokens":30,"total_tokens":80,"cached_tokens":null}}`,
+			wantToolChoice: `{"type":"function","function":{"name":"get_weather"}}`,
+		},
+		{
+			name: "upstream 400", scenario: "text", reply: replyJSON(http.StatusBadRequest, ctxErr), wantCode: 1,
+			want: `{"error":{"class":"BadRequestError","status":400,"message":"This model's maximum context length is 8192 tokens.",` +
+				`"type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		},
+		{
+			name: "upstream 400 on a stream", scenario: "stream-text", reply: replyJSON(http.StatusBadRequest, ctxErr), wantCode: 1,
+			want: `{"error":{"class":"BadRequestError","status":400,"message":"This model's maximum context length is 8192 tokens.",` +
+				`"type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		},
+		{
+			// The error arrives inside a 200 stream, so the SDK raises it without a status.
+			name: "stream breaks", scenario: "stream-text", reply: breakAfter(textStreamEvents[:3]...), wantCode: 1,
+			want:    `{"error":{"class":"APIError","status":null,"type":"upstream_error","param":null,"code":"upstream_truncated"}}`,
+			wantMsg: "ended before it was complete",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, tt.reply)
+			gw := gatewayFor(t, up)
+			code, got := runNode(t, node, gw, tt.scenario)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d; summary %v", code, tt.wantCode, got)
+			}
+			if tt.wantMsg != "" {
+				e, _ := got.(map[string]any)["error"].(map[string]any)
+				if msg, _ := e["message"].(string); !strings.Contains(msg, tt.wantMsg) {
+					t.Errorf("error message %q does not say %q", msg, tt.wantMsg)
+				}
+				delete(e, "message")
+			}
+			if diff := cmp.Diff(decodeJSON(t, tt.want), got); diff != "" {
+				t.Errorf("what the Node SDK parsed (-want +got):\n%s", diff)
+			}
+			if tt.wantToolChoice != "" {
+				r := parseUpstreamRequest(t, up.lastBody())
+				if diff := cmp.Diff([]string{"function:get_weather", "function:get_time"}, r.toolNames()); diff != "" {
+					t.Errorf("upstream tools (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(decodeJSON(t, tt.wantToolChoice), decodeJSON(t, string(r.ToolChoice))); diff != "" {
+					t.Errorf("upstream tool_choice (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
