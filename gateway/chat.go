@@ -52,7 +52,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes))
+	body, err := readBody(w, r, s.opt.MaxRequestBytes)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return r.Context().Err()
@@ -75,9 +75,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	// ask for it gets the stream without it.
 	dropUsage := false
 	if env.Stream && !env.IncludeUsage {
-		if body, err = requestUsage(body); err != nil {
-			return err
-		}
+		body = requestUsage(env.Object)
 		dropUsage = true
 	}
 
@@ -98,15 +96,36 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 }
 
 // requestUsage sets stream_options.include_usage to true, keeping any other options.
-func requestUsage(body []byte) ([]byte, error) {
+func requestUsage(req *oai.Object) []byte {
 	opts := []byte(`{"include_usage":true}`)
-	if cur, ok := oai.Get(body, "stream_options"); ok && len(cur) > 0 && cur[0] == '{' {
-		var err error
-		if opts, err = oai.Set(cur, "include_usage", []byte("true")); err != nil {
-			return nil, err
+	if cur, ok := req.Get("stream_options"); ok {
+		if so, err := oai.ParseObject(cur); err == nil {
+			opts = so.Set("include_usage", []byte("true"))
 		}
 	}
-	return oai.Set(body, "stream_options", opts)
+	return req.Set("stream_options", opts)
+}
+
+// readBody reads the request body up to limit, in one allocation when the client sent
+// Content-Length.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		var probe [1]byte
+		if _, err := io.ReadFull(rd, probe[:]); err == io.EOF {
+			return buf, nil
+		} else if err != nil {
+			return nil, err
+		}
+		// More than announced: net/http normally refuses this, but read it all.
+		rest, err := io.ReadAll(rd)
+		return append(append(buf, probe[0]), rest...), err
+	}
+	return io.ReadAll(rd)
 }
 
 // whole answers with a complete chat.completion object, byte for byte as the backend

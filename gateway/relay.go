@@ -102,10 +102,11 @@ func (s *Server) streamError(send func(...[]byte) bool, err error) error {
 // the chunk itself, or, when the client did not ask for usage, the chunk without it
 // (nil when it carried nothing else).
 func inspectChunk(chunk []byte, dropUsage bool) (out []byte, usage *oai.Usage, err error) {
-	if !json.Valid(chunk) {
-		return nil, nil, errors.New("invalid JSON")
+	obj, err := oai.ParseObject(chunk)
+	if err != nil {
+		return nil, nil, err
 	}
-	raw, ok := oai.Get(chunk, "usage")
+	raw, ok := obj.Get("usage")
 	if !ok {
 		return chunk, nil, nil
 	}
@@ -118,7 +119,7 @@ func inspectChunk(chunk []byte, dropUsage bool) (out []byte, usage *oai.Usage, e
 	if !dropUsage {
 		return chunk, usage, nil
 	}
-	if choices, ok := oai.Get(chunk, "choices"); ok && isEmptyArray(choices) && usage != nil {
+	if choices, ok := obj.Get("choices"); ok && isEmptyArray(choices) && usage != nil {
 		return nil, usage, nil
 	}
 	out, err = oai.Delete(chunk, "usage")

@@ -3,118 +3,132 @@ package oai
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 )
 
 var errNotObject = errors.New("request body is not a JSON object")
 
 // member is one top-level "key": value pair of an object, by byte offsets.
 type member struct {
-	key      string
-	keyStart int // offset of the key's opening quote
-	valStart int
-	valEnd   int // one past the value's last byte
+	keyStart, keyEnd int // the key with its quotes
+	valStart, valEnd int // one past the value's last byte
 }
 
-// members lists the top-level members of a JSON object in order, and the offset of the
-// closing brace. It assumes valid JSON (callers parse the body first) and only needs to be
-// right about where values start and end.
-func members(b []byte) ([]member, int, error) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, 0, errNotObject
-	}
-	i = skipSpace(b, i+1)
-	var out []member
-	for i < len(b) {
-		if b[i] == '}' {
-			return out, i, nil
-		}
-		if b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		if b[i] != '"' {
-			return nil, 0, errNotObject
-		}
-		ks := i
-		ke, err := skipString(b, i)
-		if err != nil {
-			return nil, 0, err
-		}
-		var key string
-		if json.Unmarshal(b[ks:ke], &key) != nil {
-			key = string(b[ks+1 : ke-1])
-		}
-		i = skipSpace(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return nil, 0, errNotObject
-		}
-		vs := skipSpace(b, i+1)
-		ve, err := skipValue(b, vs)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, member{key: key, keyStart: ks, valStart: vs, valEnd: ve})
-		i = skipSpace(b, ve)
-	}
-	return nil, 0, errNotObject
+// Object is a JSON object with its top-level members indexed, so that reading and
+// editing them costs one scan of the bytes. It never copies or re-encodes what it does
+// not change.
+type Object struct {
+	b       []byte
+	members []member
+	closing int // offset of the closing brace
 }
 
-// Get returns the raw bytes of the top-level member key, if present. A key that occurs
-// more than once yields its last value, as encoding/json decodes it.
-func Get(body []byte, key string) ([]byte, bool) {
-	ms, _, err := members(body)
+// ParseObject checks that b is exactly one JSON object (strictly, like json.Valid) and
+// indexes its top-level members. The Object aliases b.
+func ParseObject(b []byte) (*Object, error) {
+	start := skipSpace(b, 0)
+	if start >= len(b) || b[start] != '{' {
+		if start >= len(b) {
+			return nil, &SyntaxError{Offset: start, Msg: "unexpected end of JSON input"}
+		}
+		return nil, errNotObject
+	}
+	o := &Object{b: b, members: make([]member, 0, 16)}
+	s := scanner{b: b}
+	end, err := s.object(start, func(ks, ke, vs, ve int) {
+		o.members = append(o.members, member{ks, ke, vs, ve})
+	})
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	for j := len(ms) - 1; j >= 0; j-- {
-		if ms[j].key == key {
-			return body[ms[j].valStart:ms[j].valEnd], true
+	if rest := skipSpace(b, end); rest != len(b) {
+		return nil, &SyntaxError{Offset: rest, Msg: "invalid character after top-level value"}
+	}
+	o.closing = end - 1
+	return o, nil
+}
+
+// Bytes returns the object's bytes.
+func (o *Object) Bytes() []byte { return o.b }
+
+// keyIs compares a member's key with key. Plain ASCII keys compare as bytes; a key with
+// escapes or non-ASCII bytes is decoded as encoding/json would (invalid UTF-8 becomes
+// U+FFFD).
+func (o *Object) keyIs(m member, key string) bool {
+	raw := o.b[m.keyStart+1 : m.keyEnd-1]
+	plain := true
+	for _, c := range raw {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(raw) == key
+	}
+	var k string
+	return json.Unmarshal(o.b[m.keyStart:m.keyEnd], &k) == nil && k == key
+}
+
+// Get returns the raw value of the top-level member key. A key that occurs more than
+// once yields its last value, as encoding/json decodes it.
+func (o *Object) Get(key string) ([]byte, bool) {
+	for j := len(o.members) - 1; j >= 0; j-- {
+		if m := o.members[j]; o.keyIs(m, key) {
+			return o.b[m.valStart:m.valEnd], true
 		}
 	}
 	return nil, false
 }
 
-// Set returns body with the top-level member key set to value (raw JSON, trusted to be
-// valid). An existing value is replaced in place — every occurrence, if the key repeats —
-// and a missing key is appended after the last member. All other bytes are unchanged.
-func Set(body []byte, key string, value []byte) ([]byte, error) {
-	ms, closing, err := members(body)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(body)+len(key)+len(value)+4)
+// Set returns new bytes with the top-level member key set to value (raw JSON, trusted to
+// be valid). An existing value is replaced in place — every occurrence, if the key
+// repeats — and a missing key is appended after the last member. All other bytes are
+// unchanged; the Object itself is not modified.
+func (o *Object) Set(key string, value []byte) []byte {
+	out := make([]byte, 0, len(o.b)+len(key)+len(value)+4)
 	last := 0
 	found := false
-	for _, m := range ms {
-		if m.key != key {
+	for _, m := range o.members {
+		if !o.keyIs(m, key) {
 			continue
 		}
 		found = true
-		out = append(out, body[last:m.valStart]...)
+		out = append(out, o.b[last:m.valStart]...)
 		out = append(out, value...)
 		last = m.valEnd
 	}
 	if found {
-		return append(out, body[last:]...), nil
+		return append(out, o.b[last:]...)
 	}
-	at := closing
-	sep := ""
-	if len(ms) > 0 {
-		at = ms[len(ms)-1].valEnd
-		sep = ","
+	at, sep := o.closing, ""
+	if n := len(o.members); n > 0 {
+		at, sep = o.members[n-1].valEnd, ","
 	}
-	out = append(out, body[:at]...)
+	quoted, _ := json.Marshal(key) // a string always marshals
+	out = append(out, o.b[:at]...)
 	out = append(out, sep...)
-	quoted, err := json.Marshal(key)
-	if err != nil {
-		return nil, err
-	}
 	out = append(out, quoted...)
 	out = append(out, ':')
 	out = append(out, value...)
-	return append(out, body[at:]...), nil
+	return append(out, o.b[at:]...)
+}
+
+// Get returns the raw value of the top-level member key of the JSON object body.
+func Get(body []byte, key string) ([]byte, bool) {
+	o, err := ParseObject(body)
+	if err != nil {
+		return nil, false
+	}
+	return o.Get(key)
+}
+
+// Set is Object.Set on body.
+func Set(body []byte, key string, value []byte) ([]byte, error) {
+	o, err := ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	return o.Set(key, value), nil
 }
 
 // Delete returns body without the top-level member key (every occurrence). The comma that
@@ -122,14 +136,21 @@ func Set(body []byte, key string, value []byte) ([]byte, error) {
 func Delete(body []byte, key string) ([]byte, error) {
 	out := body
 	for {
-		ms, _, err := members(out)
+		o, err := ParseObject(out)
 		if err != nil {
 			return nil, err
 		}
-		j := slices.IndexFunc(ms, func(m member) bool { return m.key == key })
+		j := -1
+		for i, m := range o.members {
+			if o.keyIs(m, key) {
+				j = i
+				break
+			}
+		}
 		if j < 0 {
 			return out, nil
 		}
+		ms := o.members
 		// Cut from the end of the previous member to the end of this one, so the comma
 		// before it goes; the first member instead takes the comma after it.
 		from, to := ms[j].keyStart, ms[j].valEnd
@@ -152,58 +173,4 @@ func skipSpace(b []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// skipString returns the offset one past the string that starts at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, errNotObject
-}
-
-// skipValue returns the offset one past the JSON value that starts at b[i].
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, errNotObject
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, err := skipString(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, errNotObject
-	default: // number, true, false, null
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return j, nil
-			}
-			j++
-		}
-		return j, nil
-	}
 }

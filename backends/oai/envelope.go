@@ -1,7 +1,6 @@
 package oai
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,10 @@ type Envelope struct {
 	IncludeUsage bool // stream_options.include_usage
 	// Messages are the raw entries of "messages", in order.
 	Messages []json.RawMessage
-	// Tools is the raw "tools" array, nil when absent.
+	// Tools is the raw "tools" array, nil when absent or null.
 	Tools json.RawMessage
+	// Object is the whole request, indexed, for byte-level edits.
+	Object *Object
 }
 
 // RequestError is a request the client must fix: a 400 with Param naming the field
@@ -33,75 +34,147 @@ func (e *RequestError) Error() string {
 }
 
 // ParseEnvelope checks that body is a chat completion request and reads its envelope.
-// It does not copy body: Messages and Tools alias it.
+// It scans the body once and decodes only the few fields it returns, so its cost stays
+// small next to the body's size; Messages, Tools and Object alias body.
 func ParseEnvelope(body []byte) (*Envelope, error) {
-	var raw struct {
-		Model         *string           `json:"model"`
-		Messages      []json.RawMessage `json:"messages"`
-		Stream        *bool             `json:"stream"`
-		StreamOptions *struct {
-			IncludeUsage *bool `json:"include_usage"`
-		} `json:"stream_options"`
-		Tools json.RawMessage `json:"tools"`
-	}
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 {
+	if len(body) == 0 {
 		return nil, &RequestError{Message: "request body is empty; send a JSON chat completion request"}
 	}
-	if trimmed[0] != '{' {
+	obj, err := ParseObject(body)
+	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return nil, &RequestError{Message: "request body is not valid JSON: " + se.Error()}
+		}
 		return nil, &RequestError{Message: "request body must be a JSON object"}
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, jsonError(err)
-	}
-	if raw.Model == nil || *raw.Model == "" {
+	env := &Envelope{Object: obj}
+
+	raw, ok := obj.Get("model")
+	if !ok || isNull(raw) {
 		return nil, &RequestError{Message: "you must provide a model parameter", Param: "model"}
 	}
-	if raw.Messages == nil {
+	if err := json.Unmarshal(raw, &env.Model); err != nil {
+		return nil, typeError("model", "a string", raw)
+	}
+	if env.Model == "" {
+		return nil, &RequestError{Message: "you must provide a model parameter", Param: "model"}
+	}
+
+	if raw, ok := obj.Get("stream"); ok && !isNull(raw) {
+		if env.Stream, ok = boolean(raw); !ok {
+			return nil, typeError("stream", "a boolean", raw)
+		}
+	}
+	if raw, ok := obj.Get("stream_options"); ok && !isNull(raw) {
+		so, err := ParseObject(raw)
+		if err != nil {
+			return nil, typeError("stream_options", "an object", raw)
+		}
+		if iu, ok := so.Get("include_usage"); ok && !isNull(iu) {
+			if env.IncludeUsage, ok = boolean(iu); !ok {
+				return nil, typeError("stream_options.include_usage", "a boolean", iu)
+			}
+		}
+	}
+
+	raw, ok = obj.Get("messages")
+	if !ok || isNull(raw) {
 		return nil, &RequestError{Message: "missing required parameter: 'messages'", Param: "messages"}
 	}
-	if len(raw.Messages) == 0 {
+	if env.Messages, ok = arrayElements(raw); !ok {
+		return nil, typeError("messages", "an array", raw)
+	}
+	if len(env.Messages) == 0 {
 		return nil, &RequestError{Message: "'messages' must contain at least one message", Param: "messages"}
 	}
-	for i, m := range raw.Messages {
-		var msg struct {
-			Role *string `json:"role"`
-		}
-		if err := json.Unmarshal(m, &msg); err != nil {
-			return nil, &RequestError{Message: fmt.Sprintf("message %d must be an object with a role", i), Param: fmt.Sprintf("messages[%d]", i)}
-		}
-		if msg.Role == nil || *msg.Role == "" {
-			return nil, &RequestError{Message: fmt.Sprintf("message %d has no role", i), Param: fmt.Sprintf("messages[%d].role", i)}
+	for i, m := range env.Messages {
+		if err := checkMessage(i, m); err != nil {
+			return nil, err
 		}
 	}
-	if len(raw.Tools) > 0 && raw.Tools[0] != '[' && string(raw.Tools) != "null" {
-		return nil, &RequestError{Message: "'tools' must be an array", Param: "tools"}
-	}
-	env := &Envelope{Model: *raw.Model, Messages: raw.Messages}
-	if string(raw.Tools) != "null" {
-		env.Tools = raw.Tools
-	}
-	if raw.Stream != nil {
-		env.Stream = *raw.Stream
-	}
-	if raw.StreamOptions != nil && raw.StreamOptions.IncludeUsage != nil {
-		env.IncludeUsage = *raw.StreamOptions.IncludeUsage
+
+	if raw, ok := obj.Get("tools"); ok && !isNull(raw) {
+		if raw[0] != '[' {
+			return nil, typeError("tools", "an array", raw)
+		}
+		env.Tools = raw
 	}
 	return env, nil
 }
 
-// jsonError turns an encoding/json error into a RequestError naming the field.
-func jsonError(err error) *RequestError {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return &RequestError{
-			Message: fmt.Sprintf("invalid type for '%s': expected %s, got %s", te.Field, te.Type.String(), te.Value),
-			Param:   te.Field,
+func checkMessage(i int, m []byte) error {
+	param := fmt.Sprintf("messages[%d]", i)
+	o, err := ParseObject(m)
+	if err != nil {
+		return &RequestError{Message: fmt.Sprintf("message %d must be an object with a role", i), Param: param}
+	}
+	role, ok := o.Get("role")
+	var s string
+	if !ok || json.Unmarshal(role, &s) != nil || s == "" {
+		return &RequestError{Message: fmt.Sprintf("message %d needs a role (a non-empty string)", i), Param: param + ".role"}
+	}
+	return nil
+}
+
+func typeError(param, want string, got []byte) *RequestError {
+	return &RequestError{Message: fmt.Sprintf("invalid type for '%s': expected %s, got %s", param, want, kind(got)), Param: param}
+}
+
+// kind names a JSON value's type for error messages.
+func kind(v []byte) string {
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+func isNull(v []byte) bool { return string(v) == "null" }
+
+func boolean(v []byte) (value, ok bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// arrayElements splits a valid JSON array into its elements' bytes; ok is false when v
+// is not an array.
+func arrayElements(v []byte) ([]json.RawMessage, bool) {
+	if len(v) == 0 || v[0] != '[' {
+		return nil, false
+	}
+	s := scanner{b: v}
+	out := []json.RawMessage{}
+	i := skipSpace(v, 1)
+	if i < len(v) && v[i] == ']' {
+		return out, true
+	}
+	for i < len(v) {
+		start := skipSpace(v, i)
+		end, err := s.value(start)
+		if err != nil {
+			return nil, false
 		}
+		out = append(out, v[start:end:end])
+		i = skipSpace(v, end)
+		if i < len(v) && v[i] == ']' {
+			return out, true
+		}
+		i++ // the comma; the body was validated whole before
 	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return &RequestError{Message: fmt.Sprintf("request body is not valid JSON: %v (at byte %d)", se, se.Offset)}
-	}
-	return &RequestError{Message: "request body is not valid JSON: " + err.Error()}
+	return nil, false
 }
