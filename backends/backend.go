@@ -24,7 +24,7 @@ type Pinger interface {
 // Request is one chat completion call.
 type Request struct {
 	// Body is an OpenAI chat completion request. For a pass-through backend these are the
-	// client's bytes plus the gateway's edits; a translator parses it (see oai.ParseChatRequest).
+	// client's bytes plus the gateway's edits; a translator decodes it into oai.ChatRequest.
 	Body []byte
 	// Model is the model name the upstream knows, already written into Body.
 	Model string
