@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
@@ -38,10 +39,12 @@ func newBackend(b config.Backend, key string, transport http.RoundTripper) (back
 	case "openai", "vllm", "sglang":
 		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
 			Transport: transport, Timeout: timeout, ReportsCache: true})
-	case "llamacpp", "ollama":
-		// Their OpenAI-compatible API lives under /v1 of the server root.
+	case "llamacpp":
+		// Its OpenAI-compatible API lives under /v1 of the server root.
 		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: strings.TrimRight(b.URL, "/") + "/v1",
-			APIKey: key, Transport: transport, Timeout: timeout, ReportsCache: b.Kind == "llamacpp"})
+			APIKey: key, Transport: transport, Timeout: timeout, ReportsCache: true})
+	case "ollama":
+		return ollama.New(ollama.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout})
 	case "embedded":
 		return newEmbedded(b)
 	}

@@ -1,0 +1,149 @@
+package gateway_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/maskgate/maskgate/backends/ollama"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/enginetest"
+)
+
+// TestE2E_OpenAIGoThroughGatewayToRealOllama is the whole path on real parts: the official
+// Go SDK, the gateway, the Ollama backend, and an Ollama built from its module serving
+// the tiny random-weight model. The model's words are noise; what is asserted is what the
+// path guarantees: shapes, usage, headers, the constraint, and failure handling.
+func TestE2E_OpenAIGoThroughGatewayToRealOllama(t *testing.T) {
+	srv := enginetest.Ollama(t)
+	be, err := ollama.New(ollama.Options{Name: "ollama", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "ollama", Kind: "ollama", Models: []string{"*"}, Backend: be}},
+	}))
+	defer gw.Close()
+	var lastHeader http.Header
+	client := openai.NewClient(option.WithBaseURL(gw.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(r)
+			if resp != nil {
+				lastHeader = resp.Header
+			}
+			return resp, err
+		}))
+	ctx := t.Context()
+	user := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("You are a test assistant."),
+		openai.UserMessage("Say something."),
+	}
+
+	t.Run("non_streaming", func(t *testing.T) {
+		resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model: srv.Model, Messages: user, MaxTokens: openai.Int(12), Seed: openai.Int(1), Temperature: openai.Float(0),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Choices) != 1 || resp.Choices[0].Message.Role != "assistant" || resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 {
+			t.Errorf("response %+v", resp)
+		}
+		if got := lastHeader.Get(gateway.HeaderCache); got != "estimated" {
+			t.Errorf("%s = %q, want estimated (Ollama reports no cached count)", gateway.HeaderCache, got)
+		}
+	})
+
+	t.Run("streaming", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model: srv.Model, Messages: user, MaxTokens: openai.Int(12), Seed: openai.Int(2),
+			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		})
+		var acc openai.ChatCompletionAccumulator
+		chunks := 0
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+			chunks++
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if chunks < 2 || len(acc.Choices) != 1 || acc.Choices[0].FinishReason == "" || acc.Usage.CompletionTokens == 0 {
+			t.Errorf("%d chunks, accumulated %+v", chunks, acc.ChatCompletion)
+		}
+	})
+
+	t.Run("required_call_names_only_allowed_tools", func(t *testing.T) {
+		var tools []openai.ChatCompletionToolUnionParam
+		for i := range 10 {
+			tools = append(tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+				Name:       fmt.Sprintf("tool_%d", i),
+				Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}},
+			}))
+		}
+		allowed := []string{"tool_3", "tool_7"}
+		choice := openai.ChatCompletionToolChoiceOptionUnionParam{OfAllowedTools: &openai.ChatCompletionAllowedToolChoiceParam{
+			AllowedTools: openai.ChatCompletionAllowedToolsParam{Mode: "required", Tools: []map[string]any{
+				{"type": "function", "function": map[string]any{"name": "tool_3"}},
+				{"type": "function", "function": map[string]any{"name": "tool_7"}},
+			}},
+		}}
+		for seed := range 3 {
+			resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+				Model: srv.Model, Messages: user, Tools: tools, ToolChoice: choice,
+				MaxTokens: openai.Int(24), Seed: openai.Int(int64(seed)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := lastHeader.Get(gateway.HeaderStrategy); got != "mask" {
+				t.Errorf("%s = %q, want mask", gateway.HeaderStrategy, got)
+			}
+			for _, tc := range resp.Choices[0].Message.ToolCalls {
+				if !slices.Contains(allowed, tc.Function.Name) {
+					t.Errorf("seed %d: call to %q, allowed %v", seed, tc.Function.Name, allowed)
+				}
+			}
+		}
+	})
+
+	t.Run("engine_killed_mid_stream", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model: srv.Model, Messages: user, MaxTokens: openai.Int(4000), Seed: openai.Int(3),
+		})
+		if !stream.Next() {
+			t.Fatalf("no first chunk: %v", stream.Err())
+		}
+		srv.Kill()
+		deadline := time.After(30 * time.Second)
+		for stream.Next() {
+			select {
+			case <-deadline:
+				t.Fatal("stream went on 30 s after the engine died")
+			default:
+			}
+		}
+		if stream.Err() == nil {
+			t.Fatal("stream ended without an error after the engine was killed")
+		}
+		// The gateway stays up and says what is wrong.
+		resp, err := http.Get(gw.URL + "/healthz")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("healthz after the engine died: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		_, err = client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: srv.Model, Messages: user, MaxTokens: openai.Int(4)})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadGateway {
+			t.Errorf("request to a dead engine: %v, want a 502", err)
+		}
+	})
+}
