@@ -1,0 +1,215 @@
+package toolsearch
+
+import (
+	"math"
+	"strings"
+)
+
+// SearchOptions tune one search.
+type SearchOptions struct {
+	// TopK is the most results to return; zero means 5, negative means no limit. A
+	// namespace query returns its whole namespace whatever TopK says.
+	TopK int
+	// MinScore drops results scoring below it, on the 0–1 scale of Result.Score; zero
+	// means 0.1, negative means no threshold.
+	MinScore float64
+	// Filter, if non-nil, hides the tools it returns false for. It is consulted in rank
+	// order, so TopK still fills with the tools it allows.
+	Filter func(*Tool) bool
+}
+
+// Result is one tool found by a search, in the shape of GET /v1/tools/search.
+type Result struct {
+	Name string `json:"name"`
+	// Description is the first sentence of the tool's description, at most 150 characters.
+	Description string `json:"description"`
+	// Score is the relevance, 0 to 1, rounded to three decimals; see the package doc.
+	Score float64 `json:"score"`
+}
+
+// Search returns the tools that best match text, best first; ties go to the tool that
+// comes first in the catalog. Text is words ("open a ticket in Linear"), a tool's exact
+// name (which comes first, scored 1), or a namespace ("git.*", "namespace:git"), which
+// returns every tool of the namespace, scored 1, in catalog order.
+func (ix *Index) Search(text string, o SearchOptions) []Result {
+	topK := o.TopK
+	if topK == 0 {
+		topK = 5
+	}
+	minScore := orDefault(o.MinScore, 0.1)
+	allow := func(t *Tool) bool { return o.Filter == nil || o.Filter(t) }
+
+	if ns, ok := namespaceQuery(text); ok {
+		var out []Result
+		for _, name := range ix.cat.InNamespace(ns) {
+			if t, _ := ix.cat.Lookup(name); allow(t) {
+				out = append(out, result(t, 1))
+			}
+		}
+		return out
+	}
+	var out []Result
+	exact, ok := ix.cat.Lookup(strings.TrimSpace(text))
+	if ok && allow(exact) {
+		out = append(out, result(exact, 1))
+	} else {
+		exact = nil
+	}
+	ix.root()
+	q := ix.parse(text)
+	if len(q.concepts) == 0 {
+		return out
+	}
+	for _, h := range ix.rank(&q, topK, minScore, o.Filter != nil) {
+		t := ix.tool(h.doc)
+		if t == exact || !allow(t) {
+			continue
+		}
+		if topK > 0 && len(out) >= topK {
+			break
+		}
+		out = append(out, result(t, h.score))
+	}
+	return out
+}
+
+type hit struct {
+	doc   int32
+	score float64
+}
+
+// rank scores every tool that matches q and returns those at or above minScore, best
+// first: all of them if unbounded, else the best topK.
+func (ix *Index) rank(q *query, topK int, minScore float64, unbounded bool) []hit {
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	acc, best := sc.acc, sc.best
+	for _, c := range q.concepts {
+		// A tool's score for a concept is its best-matching term's, never a sum over
+		// synonyms: matching three words for "delete" is still one match.
+		for _, a := range c.alts {
+			own, more := ix.lists(a.id)
+			for _, ps := range [2][]posting{own, more} {
+				for _, p := range ps {
+					if w := int(p.doc / 64); w < len(ix.dead) && ix.dead[w]&(1<<(p.doc%64)) != 0 {
+						continue // a base tool this request's client replaced
+					}
+					v := a.w * float64(p.s)
+					if best[p.doc] == 0 {
+						sc.touched = append(sc.touched, p.doc)
+					}
+					if v > best[p.doc] {
+						best[p.doc] = v
+					}
+				}
+			}
+		}
+		for _, d := range sc.touched {
+			if acc[d] == 0 {
+				sc.cand = append(sc.cand, d)
+			}
+			acc[d] += best[d]
+			best[d] = 0
+		}
+		sc.touched = sc.touched[:0]
+	}
+
+	// final = lex·boost·hint with boost in [1/(1+β), 1] and hint in [penalty, 1], so lex
+	// bounds final from above and lex·lowest from below: a tool whose upper bound is under
+	// the k-th best lower bound cannot make the cut and is never fully scored.
+	lowest := 1 / (1 + ix.cfg.nameBoost)
+	if len(q.hints) > 0 {
+		lowest *= ix.cfg.hintPenalty
+	}
+	floor := minScore
+	if !unbounded && topK > 0 {
+		floor = math.Max(floor, kthLargest(sc, acc, topK)*lowest/q.max)
+	}
+	hits := sc.hits[:0]
+	for _, d := range sc.cand {
+		lex := acc[d] / q.max
+		acc[d] = 0
+		if lex < floor {
+			continue
+		}
+		s := lex * ix.boost(d, q)
+		if s >= minScore {
+			hits = append(hits, hit{doc: d, score: s})
+		}
+	}
+	sc.cand = sc.cand[:0]
+	sortHits(hits)
+	out := append([]hit(nil), hits...)
+	sc.hits = hits[:0]
+	return out
+}
+
+// boost is the name boost times the hint penalty of one tool.
+func (ix *Index) boost(d int32, q *query) float64 {
+	f := 1.0
+	info := ix.info(d)
+	if beta := ix.cfg.nameBoost; beta > 0 && len(info.name) > 0 {
+		// The share of the name's words the query has; a word matched only through a
+		// synonym counts at the synonym weight.
+		covered := 0.0
+		for _, id := range info.name {
+			w := 0.0
+			for _, a := range q.ids {
+				if a.id == id && a.w > w {
+					w = a.w
+				}
+			}
+			covered += w
+		}
+		f = (1 + beta*covered/float64(len(info.name))) / (1 + beta)
+	} else if beta > 0 {
+		f = 1 / (1 + beta)
+	}
+	if len(q.hints) > 0 && !contains(q.hints, info.prefix) {
+		f *= ix.cfg.hintPenalty
+	}
+	return f
+}
+
+// kthLargest is the k-th largest accumulated score among the candidates, or 0.
+func kthLargest(sc *scratch, acc []float64, k int) float64 {
+	if len(sc.cand) < k {
+		return 0
+	}
+	top := sc.top[:0]
+	for _, d := range sc.cand {
+		v := acc[d]
+		if len(top) < k {
+			top = append(top, v)
+			for i := len(top) - 1; i > 0 && top[i] < top[i-1]; i-- {
+				top[i], top[i-1] = top[i-1], top[i]
+			}
+			continue
+		}
+		if v <= top[0] {
+			continue
+		}
+		top[0] = v
+		for i := 1; i < k && top[i] < top[i-1]; i++ {
+			top[i], top[i-1] = top[i-1], top[i]
+		}
+	}
+	sc.top = top
+	return top[0]
+}
+
+// lists returns the term's base postings and the request's own.
+func (ix *Index) lists(id int32) (own, more []posting) {
+	r := ix.root()
+	if int(id) < len(r.post) {
+		own = r.post[id]
+	}
+	if ix.base != nil {
+		more = ix.more[id]
+	}
+	return own, more
+}
+
+func result(t *Tool, score float64) Result {
+	return Result{Name: t.Name, Description: shortDescription(t.Description), Score: math.Round(score*1000) / 1000}
+}
