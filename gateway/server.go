@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/maskgate/maskgate/toolsearch"
 )
 
 // Options configure a Server. The zero value of each field is its default.
@@ -26,6 +28,14 @@ type Options struct {
 	// ProbeTimeout bounds each backend probe of /readyz and each model listing of
 	// /v1/models. If zero, 2 seconds.
 	ProbeTimeout time.Duration
+	// Tools is the profile's indexed tool catalog. If nil, the profile has no tools of its
+	// own: /v1/tools is empty and only clients' tools exist.
+	Tools *toolsearch.Index
+	// SearchTopK is how many results a search returns when the caller does not say. If
+	// zero, 5.
+	SearchTopK int
+	// SearchMinScore drops results under this relevance (0–1). If zero, 0.1.
+	SearchMinScore float64
 }
 
 // Server is the gateway's HTTP handler.
@@ -55,6 +65,9 @@ func New(o Options) *Server {
 	if o.ProbeTimeout == 0 {
 		o.ProbeTimeout = 2 * time.Second
 	}
+	if o.SearchTopK == 0 {
+		o.SearchTopK = 5
+	}
 	s := &Server{
 		opt:     o,
 		router:  newRouter(o.Upstreams),
@@ -65,6 +78,8 @@ func New(o Options) *Server {
 	}
 	s.handle("/v1/chat/completions", http.MethodPost, s.chatCompletions)
 	s.handle("/v1/models", http.MethodGet, s.models)
+	s.handle("/v1/tools", http.MethodGet, s.tools)
+	s.handle("/v1/tools/search", http.MethodGet, s.toolSearch)
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	metricsHandler := promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{})

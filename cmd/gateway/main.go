@@ -88,6 +88,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 
+	tools, err := loadTools(cfg, *configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
+	}
+	if tools != nil {
+		log.Info("tool catalog", "tools", tools.Catalog().Len(), "version", tools.Catalog().Version())
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := gateway.New(gateway.Options{
@@ -95,6 +104,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxRequestBytes: int64(cfg.MaxRequestBytes),
 		Registry:        reg,
 		Logger:          log,
+		Tools:           tools,
+		SearchTopK:      cfg.Search.TopK,
+		SearchMinScore:  cfg.Search.MinScore,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)

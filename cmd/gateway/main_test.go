@@ -134,6 +134,15 @@ func TestRun_ServesTheExampleConfig(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	resp, err := http.Get("http://" + addr + "/v1/tools/search?q=schedule+a+meeting&k=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"name":"calendar_create_event"`) {
+		t.Errorf("the example catalog is not searchable: %s", body)
+	}
 	if code := run(context.Background(), []string{"-healthcheck", "http://" + addr + "/healthz"}, nil, &stderr); code != 0 {
 		t.Errorf("-healthcheck of a serving gateway exits %d", code)
 	}

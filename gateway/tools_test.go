@@ -1,0 +1,89 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch"
+)
+
+const testCatalog = `[
+ {"type":"function","function":{"name":"github_create_issue","description":"Open a new issue in a GitHub repository.","parameters":{"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}}}}},
+ {"type":"function","function":{"name":"slack_send_message","description":"Post a message to a Slack channel.","parameters":{"type":"object","properties":{"channel":{"type":"string"},"text":{"type":"string"}}}}},
+ {"type":"function","function":{"name":"calendar_create_event","description":"Schedule a meeting on the calendar.","parameters":{"type":"object","properties":{"title":{"type":"string"},"start":{"type":"string"}}}}}
+]`
+
+func catalogGateway(t *testing.T) (*httptest.Server, *toolsearch.Index) {
+	t.Helper()
+	tools, err := toolsearch.ParseTools([]byte(testCatalog), "catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolsearch.New(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := toolsearch.NewIndex(cat, toolsearch.Options{})
+	srv := httptest.NewServer(gateway.New(gateway.Options{Tools: ix}))
+	t.Cleanup(srv.Close)
+	return srv, ix
+}
+
+func TestTools_ServesTheRenderedCatalogByteForByte(t *testing.T) {
+	srv, ix := catalogGateway(t)
+	_, first := get(t, srv.URL+"/v1/tools")
+	_, second := get(t, srv.URL+"/v1/tools")
+	if string(first) != string(second) {
+		t.Fatal("two reads of /v1/tools differ")
+	}
+	var got struct {
+		Object  string          `json:"object"`
+		Version string          `json:"version"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(first, &got); err != nil {
+		t.Fatalf("%v: %s", err, first)
+	}
+	cat := ix.Catalog()
+	if got.Object != "list" || got.Version != cat.Version() || string(got.Data) != string(cat.Render()) {
+		t.Errorf("got %s", first)
+	}
+}
+
+func TestToolSearch_ReturnsRankedResults(t *testing.T) {
+	srv, _ := catalogGateway(t)
+	resp, body := get(t, srv.URL+"/v1/tools/search?q=open+a+ticket+on+github&k=2")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got struct {
+		Results []struct {
+			Name        string  `json:"name"`
+			Description string  `json:"description"`
+			Score       float64 `json:"score"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Results) == 0 || got.Results[0].Name != "github_create_issue" || got.Results[0].Score <= 0 || got.Results[0].Score > 1 {
+		t.Errorf("results %s", body)
+	}
+	if len(got.Results) > 2 {
+		t.Errorf("k=2 gave %d results", len(got.Results))
+	}
+}
+
+func TestToolSearch_BadQueriesAre400(t *testing.T) {
+	srv, _ := catalogGateway(t)
+	for _, tt := range []struct{ query, param string }{{"", "q"}, {"?q=x&k=0", "k"}, {"?q=x&k=abc", "k"}, {"?q=x&k=1000", "k"}} {
+		resp, body := get(t, srv.URL+"/v1/tools/search"+tt.query)
+		if resp.StatusCode != 400 {
+			t.Errorf("%q: status %d", tt.query, resp.StatusCode)
+			continue
+		}
+		assertEnvelope(t, body, tt.param, "")
+	}
+}
