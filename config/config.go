@@ -20,6 +20,13 @@ type Config struct {
 	// Strategy is how tools reach the model: auto (default), eager, mask, allowed_tools,
 	// remove or validate.
 	Strategy string `yaml:"strategy"`
+	// Filters are deny rules over the request and the tool, applied in the phases they
+	// name (toolsearch/policy owns their meaning; cmd/gateway compiles them). None: every
+	// tool of the catalog may be found, loaded and called.
+	Filters []Filter `yaml:"filters"`
+	// AdminKeyEnv names the environment variable holding the key for /admin/. Empty: the
+	// admin API is off.
+	AdminKeyEnv string `yaml:"admin_key_env"`
 
 	lines map[string]int // key path → line in the file, for validation messages
 }
@@ -68,6 +75,44 @@ type Search struct {
 	Storage string `yaml:"storage"`
 	// TTL is how long an idle thread's state is kept in memory. Default 1h.
 	TTL Duration `yaml:"ttl"`
+	// Mode is who runs meta-tool calls: server (default), the gateway, which calls the
+	// backend again and never shows them to the client; or client, which returns them.
+	Mode string `yaml:"mode"`
+	// Progressive has the gateway itself load the top results for each new user message,
+	// keeping what is loaded.
+	Progressive bool `yaml:"progressive"`
+	// MaxRounds bounds the meta-tool rounds the gateway runs for one request in server
+	// mode. Default 4.
+	MaxRounds int `yaml:"max_rounds"`
+	// EagerBelow: a catalog with fewer tools is served eager (everything loaded, no
+	// meta-tools). Default 20; 1 never serves a non-empty catalog eager.
+	EagerBelow int `yaml:"eager_below"`
+}
+
+// Filter is one deny rule, written as toolsearch/policy.Rule reads it. Lists in one field
+// are alternatives; fields set together must all hold.
+type Filter struct {
+	// Name labels the rule in messages and logs.
+	Name string `yaml:"name"`
+	// Phases: search (hide from results), load (refuse load_tool), active (not callable in
+	// this request). Required.
+	Phases []string `yaml:"phases"`
+	// Profiles are globs over the request's profile name; none: any profile.
+	Profiles []string `yaml:"profiles"`
+	// Headers must all be present, each with a value matching its glob.
+	Headers []FilterMatch `yaml:"headers"`
+	// Metadata keys of the request must all be present, each with a matching value.
+	Metadata []FilterMatch `yaml:"metadata"`
+	// Tools are globs over tool names; Namespaces over tool namespaces. Neither: all tools.
+	Tools      []string `yaml:"tools"`
+	Namespaces []string `yaml:"namespaces"`
+}
+
+// FilterMatch is a header or metadata condition: Name present, its value matching the
+// glob Value (empty: any value).
+type FilterMatch struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
 }
 
 // Duration is a time.Duration written as "90s", "10m", "1h".
@@ -84,7 +129,15 @@ const (
 	DefaultTopK            = 5
 	DefaultMinScore        = 0.1
 	DefaultTTL             = time.Hour
+	DefaultMaxRounds       = 4
+	DefaultEagerBelow      = 20
 )
+
+// SearchModes a config may name.
+var SearchModes = []string{"server", "client"}
+
+// FilterPhases a filter may name.
+var FilterPhases = []string{"search", "load", "active"}
 
 // Kinds of backend.
 var Kinds = []string{"llamacpp", "vllm", "sglang", "ollama", "openai", "anthropic", "embedded"}

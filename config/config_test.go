@@ -16,7 +16,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		want string // exact error text
 	}{
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
-			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy)"},
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
 			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, api_key_env, models, format, timeout, model)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
@@ -42,6 +42,16 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"repeated key", "listen: a\nlisten: b\n", "g.yaml:2: listen: key appears twice"},
 		{"not yaml", "backends: [\n", "g.yaml:1: did not find expected node content"},
 		{"not a mapping", "- a\n", "g.yaml:1: the file must be a mapping of keys (listen, backends, ...)"},
+		{"unknown filter phase", "filters:\n  - name: a\n    phases: [search, hide]\n    tools: ['git.*']\n",
+			`g.yaml:3: filters[0].phases[1]: unknown phase "hide" (one of search, load, active)`},
+		{"filter without phases", "filters:\n  - tools: [x]\n  - name: b\n    tools: [y]\n",
+			"g.yaml:2: filters[0].phases: required: list the phases the rule denies in (search, load, active)"},
+		{"filter header without name", "filters:\n  - phases: [load]\n    headers:\n      - value: prod\n",
+			"g.yaml:4: filters[0].headers[0].name: required: the header name to match"},
+		{"unknown filter key", "filters:\n  - phases: [load]\n    tool: [x]\n",
+			"g.yaml:3: filters[0].tool: unknown key (known keys here: name, phases, profiles, headers, metadata, tools, namespaces)"},
+		{"bad search mode", "search:\n  mode: both\n", `g.yaml:2: search.mode: unknown mode "both" (server or client)`},
+		{"negative max_rounds", "search:\n  max_rounds: -1\n", "g.yaml:2: search.max_rounds: must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +81,8 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 		Strategy:        "auto",
 		Backends: []Backend{{Name: "a", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"},
 			Timeout: Duration(10 * time.Minute)}},
-		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour)},
+		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour),
+			Mode: "server", MaxRounds: 4, EagerBelow: 20},
 	}
 	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".lines"
@@ -94,6 +105,36 @@ func TestParse_SizesAndDurations(t *testing.T) {
 	cfg, err = Parse("g.yaml", []byte("max_request_bytes: 1000\n"))
 	if err != nil || cfg.MaxRequestBytes != 1000 {
 		t.Errorf("plain bytes: %v, %d", err, cfg.MaxRequestBytes)
+	}
+}
+
+func TestParse_FiltersAndSearchModes(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte(`admin_key_env: MASKGATE_ADMIN_KEY
+search: {mode: client, progressive: true, max_rounds: 2, eager_below: 1}
+filters:
+  - name: no shell in prod
+    phases: [load, active]
+    profiles: ["team-*"]
+    headers: [{name: X-Environment, value: "prod*"}]
+    metadata: [{name: tier}]
+    tools: ["shell.*"]
+    namespaces: [github]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Filter{{Name: "no shell in prod", Phases: []string{"load", "active"}, Profiles: []string{"team-*"},
+		Headers: []FilterMatch{{Name: "X-Environment", Value: "prod*"}}, Metadata: []FilterMatch{{Name: "tier"}},
+		Tools: []string{"shell.*"}, Namespaces: []string{"github"}}}
+	if diff := cmp.Diff(want, cfg.Filters); diff != "" {
+		t.Errorf("filters (-want +got):\n%s", diff)
+	}
+	if cfg.AdminKeyEnv != "MASKGATE_ADMIN_KEY" {
+		t.Errorf("admin_key_env = %q", cfg.AdminKeyEnv)
+	}
+	s := cfg.Search
+	if s.Mode != "client" || !s.Progressive || s.MaxRounds != 2 || s.EagerBelow != 1 {
+		t.Errorf("search = %+v", s)
 	}
 }
 

@@ -30,6 +30,15 @@ func (c *Config) applyDefaults() {
 	if c.Search.TTL == 0 {
 		c.Search.TTL = Duration(DefaultTTL)
 	}
+	if c.Search.Mode == "" {
+		c.Search.Mode = "server"
+	}
+	if c.Search.MaxRounds == 0 {
+		c.Search.MaxRounds = DefaultMaxRounds
+	}
+	if c.Search.EagerBelow == 0 {
+		c.Search.EagerBelow = DefaultEagerBelow
+	}
 	for i := range c.Backends {
 		if c.Backends[i].Timeout == 0 {
 			c.Backends[i].Timeout = Duration(DefaultTimeout)
@@ -54,6 +63,36 @@ func (c *Config) validate(file string) error {
 	}
 	if c.Search.Storage != "memory" && c.Search.Storage != "context" {
 		return bad("search.storage", "unknown storage %q (memory or context)", c.Search.Storage)
+	}
+	if !slices.Contains(SearchModes, c.Search.Mode) {
+		return bad("search.mode", "unknown mode %q (server or client)", c.Search.Mode)
+	}
+	if c.Search.MaxRounds < 0 {
+		return bad("search.max_rounds", "must be positive")
+	}
+	if c.Search.EagerBelow < 0 {
+		return bad("search.eager_below", "must be positive")
+	}
+	for i, f := range c.Filters {
+		key := fmt.Sprintf("filters[%d]", i)
+		if len(f.Phases) == 0 {
+			return bad(key+".phases", "required: list the phases the rule denies in (%s)", strings.Join(FilterPhases, ", "))
+		}
+		for j, ph := range f.Phases {
+			if !slices.Contains(FilterPhases, ph) {
+				return bad(fmt.Sprintf("%s.phases[%d]", key, j), "unknown phase %q (one of %s)", ph, strings.Join(FilterPhases, ", "))
+			}
+		}
+		for _, m := range []struct {
+			field string
+			list  []FilterMatch
+		}{{"headers", f.Headers}, {"metadata", f.Metadata}} {
+			for j, fm := range m.list {
+				if fm.Name == "" {
+					return bad(fmt.Sprintf("%s.%s[%d].name", key, m.field, j), "required: the %s name to match", strings.TrimSuffix(m.field, "s"))
+				}
+			}
+		}
 	}
 	names := map[string]int{}
 	for i, b := range c.Backends {

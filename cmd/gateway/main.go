@@ -88,6 +88,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 
+	// Compiled now so a bad rule stops the start; enforcement arrives with the meta-tool
+	// loop, which consults it per phase.
+	if _, err := compilePolicy(cfg.Filters); err != nil {
+		fmt.Fprintf(stderr, "gateway: %s: %v\n", *configPath, err)
+		return 2
+	}
 	tools, err := loadTools(cfg, *configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %v\n", err)

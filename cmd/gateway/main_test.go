@@ -151,3 +151,15 @@ func TestRun_ServesTheExampleConfig(t *testing.T) {
 		t.Errorf("exit %d after shutdown\n%s", code, stderr.String())
 	}
 }
+
+func TestRun_BadFilterGlobExits2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gw.yaml")
+	os.WriteFile(path, []byte("filters:\n  - {name: f, phases: [search], tools: ['[abc']}\n"), 0o644)
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-config", path}, func(string) string { return "" }, &stderr); code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "filters: rules[0].tools[0]") {
+		t.Errorf("stderr %q does not name the rule", stderr.String())
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+)
+
+// compilePolicy turns the config's filters into a policy, so that a bad glob stops the
+// gateway at start rather than misbehaving on a request.
+func compilePolicy(filters []config.Filter) (*policy.Policy, error) {
+	rules := make([]policy.Rule, len(filters))
+	for i, f := range filters {
+		r := policy.Rule{Name: f.Name, Profiles: f.Profiles, Tools: f.Tools, Namespaces: f.Namespaces}
+		for _, p := range f.Phases {
+			r.Phases = append(r.Phases, policy.Phase(p))
+		}
+		for _, h := range f.Headers {
+			r.Headers = append(r.Headers, policy.Match{Name: h.Name, Value: h.Value})
+		}
+		for _, m := range f.Metadata {
+			r.Metadata = append(r.Metadata, policy.Match{Name: m.Name, Value: m.Value})
+		}
+		rules[i] = r
+	}
+	p, err := policy.Compile(rules)
+	if err != nil {
+		return nil, fmt.Errorf("filters: %w", err)
+	}
+	return p, nil
+}
