@@ -15,25 +15,9 @@ import (
 // its answer was complete (nginx's convention). The client never sees it.
 const StatusClientClosed = 499
 
-// apiError is a failure with what the client sees; Err is only logged.
-type apiError struct {
-	Status     int
-	Message    string
-	Type       string
-	Param      string
-	Code       string
-	RetryAfter string
-	Err        error
-}
-
-func (e *apiError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%d %s: %v", e.Status, e.Message, e.Err)
-	}
-	return fmt.Sprintf("%d %s", e.Status, e.Message)
-}
-
-func (e *apiError) Unwrap() error { return e.Err }
+// apiError is a failure with what the client sees; Err is only logged. The gateway's own
+// failures use the same type as the backends', so one mapping serves both.
+type apiError = backends.Error
 
 func badRequest(msg, param string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Message: msg, Type: "invalid_request_error", Param: param}
@@ -45,11 +29,6 @@ func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
-	}
-	var be *backends.Error
-	if errors.As(err, &be) {
-		return &apiError{Status: be.Status, Message: be.Message, Type: be.Type, Param: be.Param,
-			Code: be.Code, RetryAfter: be.RetryAfter, Err: err}
 	}
 	var re *oai.RequestError
 	if errors.As(err, &re) {
@@ -72,7 +51,7 @@ func toAPIError(err error) *apiError {
 }
 
 // envelope renders e as the OpenAI error envelope.
-func (e *apiError) envelope() []byte {
+func envelope(e *apiError) []byte {
 	return oai.NewErrorBody(e.Status, e.Message, e.Type, e.Param, e.Code).Marshal()
 }
 
@@ -93,6 +72,6 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
 		h.Set("Retry-After", ae.RetryAfter)
 	}
 	w.WriteHeader(ae.Status)
-	_, _ = w.Write(ae.envelope())
+	_, _ = w.Write(envelope(ae))
 	return ae
 }

@@ -94,7 +94,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 // streamError ends a committed stream with an error event in the OpenAI envelope, which
 // the official SDKs raise as an error, and no [DONE]. It returns err for the metrics.
 func (s *Server) streamError(send func(...[]byte) bool, err error) error {
-	send(sseData, toAPIError(err).envelope(), sseEnd)
+	send(sseData, envelope(toAPIError(err)), sseEnd)
 	return err
 }
 
