@@ -1,0 +1,95 @@
+package enginetest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// OllamaBinary returns the path of an ollama binary built from the module
+// version go.mod requires, building it on first use. The build runs
+// scripts/build-ollama.sh, which caches the binary outside the repository and
+// serializes concurrent builds with a file lock, so parallel test packages
+// build once. A cold build takes 7-15 minutes on two cores, and its progress
+// is logged as it happens; a cached binary returns in well under a second.
+func OllamaBinary(t testing.TB) string {
+	t.Helper()
+	root := moduleRoot(t)
+	script := filepath.Join(root, "scripts", "build-ollama.sh")
+
+	cmd := exec.CommandContext(t.Context(), script)
+	cmd.Dir = root
+	// The script's go build and compilers must die with it: a build left
+	// running would hold the build lock for minutes.
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stdout bytes.Buffer
+	stderr := &lineLogger{t: t}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	err := cmd.Run()
+	stderr.flush()
+	if err != nil {
+		t.Fatalf("enginetest: %s failed (its output is logged above): %v", script, err)
+	}
+
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	bin := lines[len(lines)-1]
+	if info, err := os.Stat(bin); err != nil || info.Mode()&0o111 == 0 {
+		t.Fatalf("enginetest: %s printed %q, which is not an executable: %v", script, bin, err)
+	}
+	return bin
+}
+
+// moduleRoot asks the go command, rather than trusting the source path of
+// this file, which -trimpath rewrites.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "go", "env", "GOMOD").Output()
+	gomod := strings.TrimSpace(string(out))
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		t.Fatalf("enginetest: cannot find the maskgate module (go env GOMOD = %q): %v", gomod, err)
+	}
+	return filepath.Dir(gomod)
+}
+
+// lineLogger passes a child's output to t.Logf a line at a time, so a long
+// build shows progress under go test -v instead of ten silent minutes.
+type lineLogger struct {
+	t   testing.TB
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.t.Logf("%s", l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+}
+
+func (l *lineLogger) flush() {
+	if len(l.buf) > 0 {
+		l.t.Logf("%s", l.buf)
+		l.buf = nil
+	}
+}
+
+// tail returns the last n bytes of b, starting at a line boundary.
+func tail(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	b = b[len(b)-n:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	return "...\n" + string(b)
+}
