@@ -39,6 +39,8 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			`g.yaml:1: strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate)`},
 		{"bad size", "max_request_bytes: lots\n",
 			`g.yaml:1: max_request_bytes: invalid size "lots": write bytes (1048576) or a size such as 16MiB`},
+		{"context storage in server mode", "search: {storage: context}\n",
+			"g.yaml:1: search.storage: storage context needs search.mode: client"},
 		{"repeated key", "listen: a\nlisten: b\n", "g.yaml:2: listen: key appears twice"},
 		{"not yaml", "backends: [\n", "g.yaml:1: did not find expected node content"},
 		{"not a mapping", "- a\n", "g.yaml:1: the file must be a mapping of keys (listen, backends, ...)"},

@@ -67,6 +67,11 @@ func (c *Config) validate(file string) error {
 	if !slices.Contains(SearchModes, c.Search.Mode) {
 		return bad("search.mode", "unknown mode %q (server or client)", c.Search.Mode)
 	}
+	if c.Search.Storage == "context" && c.Search.Mode != "client" {
+		// In server mode the meta-tool exchange never reaches the client's messages, so
+		// there is nothing in them to derive state from.
+		return bad("search.storage", "storage context needs search.mode: client (in server mode loaded tools live in memory)")
+	}
 	if c.Search.MaxRounds < 0 {
 		return bad("search.max_rounds", "must be positive")
 	}

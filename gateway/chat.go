@@ -71,11 +71,31 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
 
+	plan, err := s.planTools(r, env, body)
+	if err != nil {
+		return err
+	}
+	obj := env.Object
+	if plan != nil {
+		// Without masking yet, a managed request carries the meta-tools and the loaded
+		// tools only, loads appended in load order.
+		x.strategy = "remove"
+		if s.opt.ToolMode != ModeClient {
+			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
+		}
+		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
+			return err
+		}
+		if obj, err = oai.ParseObject(body); err != nil {
+			return err
+		}
+	}
+
 	// The gateway needs usage on every stream for its accounting; a client that did not
 	// ask for it gets the stream without it.
 	dropUsage := false
 	if env.Stream && !env.IncludeUsage {
-		body = requestUsage(env.Object)
+		body = requestUsage(obj)
 		dropUsage = true
 	}
 

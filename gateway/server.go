@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // Options configure a Server. The zero value of each field is its default.
@@ -36,6 +38,21 @@ type Options struct {
 	SearchTopK int
 	// SearchMinScore drops results under this relevance (0–1). If zero, 0.1.
 	SearchMinScore float64
+
+	// State holds each thread's loaded tools and hidden meta-tool exchanges. If nil,
+	// tools are not managed: every request goes through as the client sent it (eager).
+	State *state.Memory
+	// EagerBelow is the catalog size under which tools are not managed. If zero, 20.
+	EagerBelow int
+	// ToolMode is ModeServer (the gateway runs meta-tool calls; the default when empty)
+	// or ModeClient (they go back to the client).
+	ToolMode string
+	// MaxRounds bounds the meta-tool rounds of one request in server mode. If zero, 4.
+	MaxRounds int
+	// AutoLoad makes search_tools load what it finds; load_tool is then hidden.
+	AutoLoad bool
+	// Policy filters tools by phase. If nil, nothing is filtered.
+	Policy *policy.Policy
 }
 
 // Server is the gateway's HTTP handler.
@@ -67,6 +84,15 @@ func New(o Options) *Server {
 	}
 	if o.SearchTopK == 0 {
 		o.SearchTopK = 5
+	}
+	if o.EagerBelow == 0 {
+		o.EagerBelow = 20
+	}
+	if o.MaxRounds == 0 {
+		o.MaxRounds = 4
+	}
+	if o.ToolMode == "" {
+		o.ToolMode = ModeServer
 	}
 	s := &Server{
 		opt:     o,

@@ -26,6 +26,7 @@ import (
 
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 func main() {
@@ -88,9 +89,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 
-	// Compiled now so a bad rule stops the start; enforcement arrives with the meta-tool
-	// loop, which consults it per phase.
-	if _, err := compilePolicy(cfg.Filters); err != nil {
+	// Compiled now so that a bad rule stops the start, not a request.
+	pol, err := compilePolicy(cfg.Filters)
+	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %s: %v\n", *configPath, err)
 		return 2
 	}
@@ -103,6 +104,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Info("tool catalog", "tools", tools.Catalog().Len(), "version", tools.Catalog().Version())
 	}
 
+	threads := state.NewMemory(state.Options{TTL: time.Duration(cfg.Search.TTL)})
+	go threads.Run(ctx, time.Duration(cfg.Search.TTL)/4)
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := gateway.New(gateway.Options{
@@ -113,6 +117,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Tools:           tools,
 		SearchTopK:      cfg.Search.TopK,
 		SearchMinScore:  cfg.Search.MinScore,
+		State:           threads,
+		EagerBelow:      cfg.Search.EagerBelow,
+		ToolMode:        cfg.Search.Mode,
+		MaxRounds:       cfg.Search.MaxRounds,
+		AutoLoad:        cfg.Search.AutoLoad,
+		Policy:          pol,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -1,0 +1,237 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+// roundReply is what the loop reads of one round's answer.
+type roundReply struct {
+	Choices []struct {
+		Message      json.RawMessage `json:"message"`
+		FinishReason string          `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *oai.Usage `json:"usage"`
+}
+
+// serverLoop runs meta-tool calls inside the request: it calls the backend, answers
+// search_tools and load_tool itself (and calls to tools that are not loaded with an
+// error the model can act on), appends call and result, and calls again, until the model
+// answers or calls a loaded tool, or MaxRounds is spent. The client sees only the last
+// answer; the exchange is kept for its thread and spliced back on the next request, so
+// the engine's view of the conversation only grows at the end.
+//
+// Rounds are not streamed to the engine: a streaming client gets the final answer as
+// an SSE stream once the rounds are done.
+func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange, be backends.Backend, env *oai.Envelope, p *toolPlan) error {
+	var total oai.Usage
+	var cached int
+	var last []byte
+	for round := 0; ; round++ {
+		body, err := s.upstreamBody(env.Object, p, false)
+		if err != nil {
+			return err
+		}
+		t := s.now()
+		resp, err := be.ChatCompletion(r.Context(), &backends.Request{Body: body, Model: env.Model})
+		x.upstream += s.now().Sub(t)
+		if err != nil {
+			return err
+		}
+		if resp.Body == nil {
+			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend " + x.backend + " streamed a request that did not ask for it"}
+		}
+		var reply roundReply
+		if err := json.Unmarshal(resp.Body, &reply); err != nil || len(reply.Choices) == 0 {
+			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_response",
+				Message: fmt.Sprintf("backend %q returned a response without choices", x.backend), Err: err}
+		}
+		if u := reply.Usage; u != nil {
+			total.PromptTokens += u.PromptTokens
+			total.CompletionTokens += u.CompletionTokens
+			total.TotalTokens += u.TotalTokens
+			if u.PromptTokensDetails != nil {
+				cached += u.PromptTokensDetails.CachedTokens
+				total.PromptTokensDetails = &oai.PromptTokensDetails{CachedTokens: cached}
+			}
+		}
+		if resp.Strategy != "" {
+			x.strategy = resp.Strategy
+		}
+		x.cache = cacheSource(resp.Cache, reply.Usage)
+		last = resp.Body
+		msg := reply.Choices[0].Message
+		var m oai.Message
+		if err := json.Unmarshal(msg, &m); err != nil {
+			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend returned an unreadable message", Err: err}
+		}
+		if len(m.ToolCalls) == 0 || round >= s.opt.MaxRounds || !s.needsRound(p, m.ToolCalls) {
+			break
+		}
+		s.runCalls(r, p, msg, m.ToolCalls)
+	}
+	if len(p.hidden) > 0 {
+		hidden := make([]json.RawMessage, len(p.hidden))
+		for i, h := range p.hidden {
+			hidden[i] = h
+		}
+		s.opt.State.AddSplice(p.thread, state.Splice{After: p.clientMsgs, Messages: hidden})
+	}
+	out, err := withUsage(last, &total)
+	if err != nil {
+		return err
+	}
+	resp := &backends.Response{Body: out, Strategy: x.strategy, Cache: x.cache}
+	if env.Stream {
+		resp.Body, resp.Stream = nil, wholeAsStream(out, env.IncludeUsage)
+		return s.relay(w, r, x, resp, false)
+	}
+	return s.whole(w, x, resp)
+}
+
+// needsRound says whether the gateway must answer these calls itself: any meta-tool call,
+// or any call to a tool outside the loaded set.
+func (s *Server) needsRound(p *toolPlan, calls []oai.ToolCall) bool {
+	active := s.active(p)
+	for _, c := range calls {
+		if meta.IsMeta(c.Function.Name) || !contains(active, c.Function.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// runCalls appends the model's message and one tool message per call, updating the
+// loaded set. Calls to loaded tools made alongside meta-tool calls are asked for again,
+// since the client cannot run half a turn.
+func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, calls []oai.ToolCall) {
+	p.add(msg)
+	active := s.active(p)
+	env := meta.Env{
+		Searcher: meta.IndexSearcher{Index: p.ix},
+		Names:    p.cat,
+		Allowed: func(ph meta.Phase, name string) bool {
+			return s.opt.Policy.Allowed(policy.Phase(ph), p.policy, name)
+		},
+		Loaded:   func(name string) bool { return contains(p.loaded, name) },
+		AutoLoad: s.opt.AutoLoad,
+		TopK:     s.opt.SearchTopK,
+		MinScore: s.opt.SearchMinScore,
+	}
+	for _, c := range calls {
+		var content string
+		switch name := c.Function.Name; {
+		case meta.IsMeta(name):
+			out := meta.Execute(r.Context(), meta.Call{Name: name, Arguments: c.Function.Arguments}, env)
+			if out.Log != nil {
+				s.log.Warn("tool search", "error", out.Log)
+			}
+			if len(out.Load) > 0 {
+				p.loaded = append(p.loaded, s.opt.State.Load(p.thread, out.Load...)...)
+			}
+			content = out.Content
+		case !contains(active, name):
+			if _, ok := p.cat.Lookup(name); ok {
+				content = meta.NotLoadedError(name)
+			} else {
+				content = meta.UnknownToolError(name)
+			}
+		default:
+			content = `{"error":"call ` + jsonEscape(name) + ` again on its own, after the meta-tool calls of this turn"}`
+		}
+		p.add(toolMessage(c.ID, content))
+	}
+}
+
+func (p *toolPlan) add(m []byte) {
+	p.messages = append(p.messages, m)
+	p.hidden = append(p.hidden, m)
+}
+
+func toolMessage(id, content string) []byte {
+	b, _ := json.Marshal(struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}{"tool", id, content})
+	return b
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// withUsage replaces the response's usage with the sum over all rounds.
+func withUsage(body []byte, u *oai.Usage) ([]byte, error) {
+	raw, _ := json.Marshal(u)
+	return oai.Set(body, "usage", raw)
+}
+
+// sliceStream is a finished answer replayed as a stream.
+type sliceStream struct{ chunks [][]byte }
+
+func (s *sliceStream) Next() ([]byte, error) {
+	if len(s.chunks) == 0 {
+		return nil, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+
+func (s *sliceStream) Close() error { return nil }
+
+// wholeAsStream turns a chat.completion into the chunks OpenAI would have streamed for it:
+// the role first, then content, then each tool call whole, then the finish reason, then
+// usage when asked for.
+func wholeAsStream(body []byte, includeUsage bool) backends.Stream {
+	var c oai.ChatCompletion
+	if json.Unmarshal(body, &c) != nil || len(c.Choices) == 0 {
+		return &sliceStream{}
+	}
+	chunk := func(d oai.Delta, finish *string) []byte {
+		b, _ := json.Marshal(oai.Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
+			Choices: []oai.ChunkChoice{{Delta: d, FinishReason: finish}}})
+		return b
+	}
+	ch := c.Choices[0]
+	empty := ""
+	out := [][]byte{chunk(oai.Delta{Role: "assistant", Content: &empty}, nil)}
+	if ch.Message.Content != nil && *ch.Message.Content != "" {
+		out = append(out, chunk(oai.Delta{Content: ch.Message.Content}, nil))
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		idx := i
+		tc.Index = &idx
+		if tc.Type == "" {
+			tc.Type = "function"
+		}
+		out = append(out, chunk(oai.Delta{ToolCalls: []oai.ToolCall{tc}}, nil))
+	}
+	finish := ch.FinishReason
+	out = append(out, chunk(oai.Delta{}, &finish))
+	if includeUsage && c.Usage != nil {
+		b, _ := json.Marshal(oai.Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
+			Choices: []oai.ChunkChoice{}, Usage: c.Usage})
+		out = append(out, b)
+	}
+	return &sliceStream{chunks: out}
+}

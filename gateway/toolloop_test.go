@@ -1,0 +1,288 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+// bigCatalog has 25 tools: enough to be managed (the threshold is 20).
+func bigCatalog(t *testing.T) *toolsearch.Index {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("[")
+	names := []string{"slack_send_message", "github_create_issue", "calendar_create_event"}
+	for i := 0; i < 22; i++ {
+		names = append(names, fmt.Sprintf("misc_tool_%02d", i))
+	}
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"function","function":{"name":%q,"description":"Tool %s does its job.","parameters":{"type":"object","properties":{"x":{"type":"string"}}}}}`, n, strings.ReplaceAll(n, "_", " "))
+	}
+	b.WriteString("]")
+	tools, err := toolsearch.ParseTools([]byte(b.String()), "big.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolsearch.New(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toolsearch.NewIndex(cat, toolsearch.Options{})
+}
+
+// scripted answers each upstream call with the next reply and records the bodies.
+type scripted struct {
+	mu      sync.Mutex
+	replies []string
+	bodies  []map[string]json.RawMessage
+}
+
+func (s *scripted) handler(t *testing.T) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			t.Errorf("upstream got invalid JSON: %v", err)
+		}
+		s.mu.Lock()
+		s.bodies = append(s.bodies, body)
+		if len(s.replies) == 0 {
+			s.mu.Unlock()
+			http.Error(w, `{"error":{"message":"script exhausted"}}`, 500)
+			return
+		}
+		reply := s.replies[0]
+		s.replies = s.replies[1:]
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, reply)
+	}
+}
+
+func callReply(id, name, args string) string {
+	a, _ := json.Marshal(args)
+	return `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"` + id +
+		`","type":"function","function":{"name":"` + name + `","arguments":` + string(a) + `}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,"prompt_tokens_details":{"cached_tokens":90}}}`
+}
+
+func managedGateway(t *testing.T, sc *scripted, mode string) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(sc.handler(t))
+	t.Cleanup(up.Close)
+	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t),
+		State:     state.NewMemory(state.Options{}),
+		ToolMode:  mode,
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func toolNames(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	var tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		t.Fatalf("tools %s: %v", raw, err)
+	}
+	var out []string
+	for _, tl := range tools {
+		out = append(out, tl.Function.Name)
+	}
+	return out
+}
+
+func messagesOf(t *testing.T, raw json.RawMessage) []json.RawMessage {
+	t.Helper()
+	var m []json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestToolLoop_SearchLoadThenCallReachesClientAlone(t *testing.T) {
+	sc := &scripted{replies: []string{
+		callReply("c1", "search_tools", `{"query":"post a slack message"}`),
+		callReply("c2", "load_tool", `{"toolName":"slack_send_message"}`),
+		callReply("c3", "slack_send_message", `{"x":"hi"}`),
+	}}
+	gw := managedGateway(t, sc, gateway.ModeServer)
+	req := `{"model":"m1","messages":[{"role":"user","content":"tell the team on slack"}]}`
+	resp, body := postWithThread(t, gw, req, "t1")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []struct {
+					Function struct{ Name string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	json.Unmarshal(body, &got)
+	if calls := got.Choices[0].Message.ToolCalls; len(calls) != 1 || calls[0].Function.Name != "slack_send_message" {
+		t.Fatalf("client got %s", body)
+	}
+	if got.Usage.PromptTokens != 300 || got.Usage.PromptTokensDetails.CachedTokens != 270 {
+		t.Errorf("usage is not the sum of three rounds: %s", body)
+	}
+	if resp.Header.Get(gateway.HeaderStrategy) != "remove" {
+		t.Errorf("strategy %q", resp.Header.Get(gateway.HeaderStrategy))
+	}
+	if len(sc.bodies) != 3 {
+		t.Fatalf("%d upstream calls, want 3", len(sc.bodies))
+	}
+	metaOnly := []string{meta.SearchTools, meta.LoadTool}
+	if got := toolNames(t, sc.bodies[0]["tools"]); fmt.Sprint(got) != fmt.Sprint(metaOnly) {
+		t.Errorf("round 0 tools %v, want the meta-tools only", got)
+	}
+	if got := toolNames(t, sc.bodies[2]["tools"]); fmt.Sprint(got) != fmt.Sprint(append(metaOnly, "slack_send_message")) {
+		t.Errorf("round 2 tools %v", got)
+	}
+	// Each round's messages extend the last round's: the engine's prefix survives.
+	for i := 1; i < 3; i++ {
+		prev, cur := messagesOf(t, sc.bodies[i-1]["messages"]), messagesOf(t, sc.bodies[i]["messages"])
+		if len(cur) != len(prev)+2 {
+			t.Fatalf("round %d: %d messages after %d", i, len(cur), len(prev))
+		}
+		for j := range prev {
+			if string(prev[j]) != string(cur[j]) {
+				t.Errorf("round %d changed message %d", i, j)
+			}
+		}
+	}
+
+	// The next request from the client (which never saw the meta-tool calls) is spliced:
+	// the engine sees the earlier exchange in place, and the tool stays loaded.
+	sc.replies = []string{`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`}
+	next := `{"model":"m1","messages":[{"role":"user","content":"tell the team on slack"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c3","type":"function","function":{"name":"slack_send_message","arguments":"{\"x\":\"hi\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c3","content":"sent"}]}`
+	if resp, body := postWithThread(t, gw, next, "t1"); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	round2 := messagesOf(t, sc.bodies[2]["messages"])
+	turn2 := messagesOf(t, sc.bodies[3]["messages"])
+	if len(turn2) != len(round2)+2 {
+		t.Fatalf("second turn has %d messages, want %d", len(turn2), len(round2)+2)
+	}
+	for j := range round2 {
+		if string(round2[j]) != string(turn2[j]) {
+			t.Errorf("second turn changed message %d: the prefix cache would miss", j)
+		}
+	}
+	if got := toolNames(t, sc.bodies[3]["tools"]); fmt.Sprint(got) != fmt.Sprint(append(metaOnly, "slack_send_message")) {
+		t.Errorf("second turn tools %v: the load was forgotten", got)
+	}
+}
+
+func TestToolLoop_CallToUnloadedToolIsAnsweredNotReturned(t *testing.T) {
+	sc := &scripted{replies: []string{
+		callReply("c1", "github_create_issue", `{"x":"bug"}`),
+		`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`,
+	}}
+	gw := managedGateway(t, sc, gateway.ModeServer)
+	resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"file a bug"}]}`, "t2")
+	if resp.StatusCode != 200 || strings.Contains(string(body), "github_create_issue") {
+		t.Fatalf("status %d, client saw %s", resp.StatusCode, body)
+	}
+	msgs := messagesOf(t, sc.bodies[1]["messages"])
+	if last := string(msgs[len(msgs)-1]); !strings.Contains(last, "not loaded") || !strings.Contains(last, `"tool_call_id":"c1"`) {
+		t.Errorf("the model was not told the tool is not loaded: %s", last)
+	}
+}
+
+func TestToolLoop_StreamingClientGetsTheFinalAnswerAsSSE(t *testing.T) {
+	sc := &scripted{replies: []string{
+		callReply("c1", "load_tool", `{"toolName":"calendar_create_event"}`),
+		callReply("c2", "calendar_create_event", `{"x":"standup"}`),
+	}}
+	gw := managedGateway(t, sc, gateway.ModeServer)
+	_, body := postWithThread(t, gw, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"book standup"}]}`, "t3")
+	ev := sseEvents(body)
+	if len(ev) < 4 || ev[len(ev)-1] != "[DONE]" || !strings.Contains(ev[0], `"role":"assistant"`) ||
+		!strings.Contains(string(body), `"name":"calendar_create_event"`) || strings.Contains(string(body), "load_tool") {
+		t.Errorf("stream %q", ev)
+	}
+	if strings.Contains(string(body), `"usage"`) {
+		t.Error("usage chunk sent to a client that did not ask for it")
+	}
+}
+
+func TestToolLoop_ClientModeReturnsMetaCallsAndReadsStateFromMessages(t *testing.T) {
+	sc := &scripted{replies: []string{callReply("c1", "load_tool", `{"toolName":"slack_send_message"}`),
+		`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`}}
+	gw := managedGateway(t, sc, gateway.ModeClient)
+	_, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"slack"}]}`, "t4")
+	if !strings.Contains(string(body), `"name":"load_tool"`) {
+		t.Fatalf("client mode hid the meta-tool call: %s", body)
+	}
+	next := `{"model":"m1","messages":[{"role":"user","content":"slack"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"load_tool","arguments":"{\"toolName\":\"slack_send_message\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"{\"success\":true,\"message\":\"loaded\",\"toolName\":\"slack_send_message\"}"}]}`
+	postWithThread(t, gw, next, "t4")
+	if got := toolNames(t, sc.bodies[1]["tools"]); fmt.Sprint(got) != fmt.Sprint([]string{meta.SearchTools, meta.LoadTool, "slack_send_message"}) {
+		t.Errorf("tools after a load in the messages: %v", got)
+	}
+}
+
+func TestToolLoop_SmallCatalogsStayEager(t *testing.T) {
+	up := newUpstream(t, replyJSON(200, completionJSON))
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		State:     state.NewMemory(state.Options{}),
+	}))
+	defer srv.Close()
+	resp, _ := post(t, srv, oddRequest)
+	if string(up.lastBody()) != oddRequest || resp.Header.Get(gateway.HeaderStrategy) != "eager" {
+		t.Errorf("a one-tool request was changed (strategy %q)", resp.Header.Get(gateway.HeaderStrategy))
+	}
+}
+
+func postWithThread(t *testing.T, srv *httptest.Server, body, thread string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Thread-Id", thread)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
+}

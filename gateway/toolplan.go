@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+// Tool modes.
+const (
+	// ModeServer: the gateway runs search_tools and load_tool itself (the default).
+	ModeServer = "server"
+	// ModeClient: meta-tool calls go back to the client; loaded state comes from messages.
+	ModeClient = "client"
+)
+
+// toolPlan is one request's view of tools under management: its catalog, its thread,
+// what is loaded, and the conversation as the engine sees it.
+type toolPlan struct {
+	thread string
+	cat    *toolsearch.Catalog
+	ix     *toolsearch.Index
+	policy policy.Request
+	loaded []string
+	// messages is the engine's view: the client's messages with earlier hidden
+	// exchanges spliced back where they happened; rounds append to it.
+	messages [][]byte
+	// hidden is what this request's rounds added, to splice back next time.
+	hidden     [][]byte
+	clientMsgs int
+}
+
+// planTools decides whether tools are managed for this request and, if so, builds the
+// plan. A nil plan means eager: the request goes through unchanged.
+func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*toolPlan, error) {
+	if s.opt.State == nil {
+		return nil, nil
+	}
+	var client []toolsearch.Tool
+	if env.Tools != nil {
+		var err error
+		if client, err = toolsearch.ParseClientTools(env.Tools); err != nil {
+			return nil, badRequest(err.Error(), "tools")
+		}
+	}
+	var ix *toolsearch.Index
+	switch {
+	case s.opt.Tools != nil && len(client) > 0:
+		var err error
+		if ix, err = s.opt.Tools.WithClient(client); err != nil {
+			return nil, badRequest(err.Error(), "tools")
+		}
+	case s.opt.Tools != nil:
+		ix = s.opt.Tools
+	case len(client) > 0:
+		cat, err := toolsearch.New(client)
+		if err != nil {
+			return nil, badRequest(err.Error(), "tools")
+		}
+		ix = toolsearch.NewIndex(cat, toolsearch.Options{})
+	default:
+		return nil, nil
+	}
+	cat := ix.Catalog()
+	if cat.Len() < s.opt.EagerBelow {
+		return nil, nil
+	}
+	for i := 0; i < cat.Len(); i++ {
+		if meta.IsMeta(cat.Tool(i).Name) {
+			return nil, badRequest("tool name "+cat.Tool(i).Name+" is reserved for the gateway's meta-tools; rename the tool", "tools")
+		}
+	}
+
+	in, err := state.ReadThreadInput(body)
+	if err != nil {
+		return nil, badRequest(err.Error(), "")
+	}
+	in.Header = r.Header.Get("X-Thread-Id")
+	in.APIKey = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	metadata, _ := env.Object.Get("metadata")
+	p := &toolPlan{
+		thread:     state.Thread(in),
+		cat:        cat,
+		ix:         ix,
+		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
+		clientMsgs: len(env.Messages),
+	}
+
+	var splices []state.Splice
+	if s.opt.ToolMode == ModeClient {
+		p.loaded = state.FromMessages(env.Messages, s.opt.AutoLoad)
+	} else if snap, ok := s.opt.State.Get(p.thread); ok {
+		p.loaded, splices = snap.Loaded, snap.Splices
+	}
+	p.messages = spliceMessages(env.Messages, splices)
+	return p, nil
+}
+
+// spliceMessages puts each hidden exchange back after the client message it followed. An
+// exchange past the end of the client's history (the client rewound) is dropped.
+func spliceMessages(client []json.RawMessage, splices []state.Splice) [][]byte {
+	out := make([][]byte, 0, len(client))
+	for i := 0; i <= len(client); i++ {
+		for _, sp := range splices {
+			if sp.After == i {
+				for _, m := range sp.Messages {
+					out = append(out, m)
+				}
+			}
+		}
+		if i < len(client) {
+			out = append(out, client[i])
+		}
+	}
+	return out
+}
+
+// active is the loaded set less what the policy hides in this request.
+func (s *Server) active(p *toolPlan) []string {
+	out := make([]string, 0, len(p.loaded))
+	for _, name := range p.loaded {
+		if s.opt.Policy.Allowed(policy.Active, p.policy, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// upstreamBody rewrites the client's request for the engine: tools become the
+// meta-tools followed by the loaded tools in load order (so loads only ever append),
+// messages become the spliced conversation, and internal rounds do not stream.
+func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte, error) {
+	defs := meta.Definitions(s.opt.AutoLoad)
+	tools := bytes.TrimSuffix(defs, []byte("]"))
+	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
+		tools = append(append(append([]byte(nil), tools...), ','), loaded[1:]...)
+	} else {
+		tools = append(append([]byte(nil), tools...), ']')
+	}
+	msgs := make([]byte, 0, 1024)
+	msgs = append(msgs, '[')
+	for i, m := range p.messages {
+		if i > 0 {
+			msgs = append(msgs, ',')
+		}
+		msgs = append(msgs, m...)
+	}
+	msgs = append(msgs, ']')
+
+	body := req.Set("tools", tools)
+	for _, edit := range []struct {
+		key string
+		val []byte
+	}{{"messages", msgs}, {"stream", []byte(boolJSON(stream))}} {
+		o, err := oai.ParseObject(body)
+		if err != nil {
+			return nil, err
+		}
+		body = o.Set(edit.key, edit.val)
+	}
+	if !stream {
+		var err error
+		if body, err = oai.Delete(body, "stream_options"); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
+}
+
+func boolJSON(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
