@@ -80,6 +80,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 		// Without masking yet, a managed request carries the meta-tools and the loaded
 		// tools only, loads appended in load order.
 		x.strategy = "remove"
+		w.Header().Set(HeaderThread, plan.thread)
 		if s.opt.ToolMode != ModeClient {
 			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
 		}

@@ -53,6 +53,8 @@ type Options struct {
 	AutoLoad bool
 	// Policy filters tools by phase. If nil, nothing is filtered.
 	Policy *policy.Policy
+	// AdminKey guards /admin/. If empty, the admin API is off.
+	AdminKey string
 }
 
 // Server is the gateway's HTTP handler.
@@ -108,6 +110,7 @@ func New(o Options) *Server {
 	s.handle("/v1/tools/search", http.MethodGet, s.toolSearch)
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
+	s.mux.HandleFunc("/admin/", s.admin)
 	metricsHandler := promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{})
 	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) { metricsHandler.ServeHTTP(w, r) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -90,6 +90,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	// Compiled now so that a bad rule stops the start, not a request.
+	adminKey := ""
+	if cfg.AdminKeyEnv != "" {
+		if adminKey = getenv(cfg.AdminKeyEnv); adminKey == "" {
+			fmt.Fprintf(stderr, "gateway: admin_key_env: environment variable %s is empty; export the admin key in it\n", cfg.AdminKeyEnv)
+			return 2
+		}
+	}
 	pol, err := compilePolicy(cfg.Filters)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %s: %v\n", *configPath, err)
@@ -123,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxRounds:       cfg.Search.MaxRounds,
 		AutoLoad:        cfg.Search.AutoLoad,
 		Policy:          pol,
+		AdminKey:        adminKey,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
