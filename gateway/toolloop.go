@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
@@ -29,11 +28,12 @@ type roundReply struct {
 // answer; the exchange is kept for its thread and spliced back on the next request, so
 // the engine's view of the conversation only grows at the end.
 //
-// Rounds are not streamed to the engine: a streaming client gets the final answer as
-// an SSE stream once the rounds are done.
+// A streaming client goes through streamLoop instead.
 func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange, be backends.Backend, env *oai.Envelope, p *toolPlan) error {
+	if env.Stream {
+		return s.streamLoop(w, r, x, be, env, p)
+	}
 	var total oai.Usage
-	var cached int
 	var last []byte
 	for round := 0; ; round++ {
 		body, err := s.upstreamBody(env.Object, p, false)
@@ -55,13 +55,7 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 				Message: fmt.Sprintf("backend %q returned a response without choices", x.backend), Err: err}
 		}
 		if u := reply.Usage; u != nil {
-			total.PromptTokens += u.PromptTokens
-			total.CompletionTokens += u.CompletionTokens
-			total.TotalTokens += u.TotalTokens
-			if u.PromptTokensDetails != nil {
-				cached += u.PromptTokensDetails.CachedTokens
-				total.PromptTokensDetails = &oai.PromptTokensDetails{CachedTokens: cached}
-			}
+			addUsage(&total, u)
 		}
 		if resp.Strategy != "" {
 			x.strategy = resp.Strategy
@@ -78,23 +72,25 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		}
 		s.runCalls(r, p, msg, m.ToolCalls)
 	}
-	if len(p.hidden) > 0 {
-		hidden := make([]json.RawMessage, len(p.hidden))
-		for i, h := range p.hidden {
-			hidden[i] = h
-		}
-		s.opt.State.AddSplice(p.thread, state.Splice{After: p.clientMsgs, Messages: hidden})
-	}
+	s.keepExchange(p)
 	out, err := withUsage(last, &total)
 	if err != nil {
 		return err
 	}
-	resp := &backends.Response{Body: out, Strategy: x.strategy, Cache: x.cache}
-	if env.Stream {
-		resp.Body, resp.Stream = nil, wholeAsStream(out, env.IncludeUsage)
-		return s.relay(w, r, x, resp, false)
+	return s.whole(w, x, &backends.Response{Body: out, Strategy: x.strategy, Cache: x.cache})
+}
+
+// keepExchange files this request's hidden exchange under its thread, to be spliced back
+// after the client's messages of this request.
+func (s *Server) keepExchange(p *toolPlan) {
+	if len(p.hidden) == 0 {
+		return
 	}
-	return s.whole(w, x, resp)
+	hidden := make([]json.RawMessage, len(p.hidden))
+	for i, h := range p.hidden {
+		hidden[i] = h
+	}
+	s.opt.State.AddSplice(p.thread, state.Splice{After: p.clientMsgs, Messages: hidden})
 }
 
 // needsRound says whether the gateway must answer these calls itself: any meta-tool call,
@@ -183,55 +179,4 @@ func contains(list []string, s string) bool {
 func withUsage(body []byte, u *oai.Usage) ([]byte, error) {
 	raw, _ := json.Marshal(u)
 	return oai.Set(body, "usage", raw)
-}
-
-// sliceStream is a finished answer replayed as a stream.
-type sliceStream struct{ chunks [][]byte }
-
-func (s *sliceStream) Next() ([]byte, error) {
-	if len(s.chunks) == 0 {
-		return nil, io.EOF
-	}
-	c := s.chunks[0]
-	s.chunks = s.chunks[1:]
-	return c, nil
-}
-
-func (s *sliceStream) Close() error { return nil }
-
-// wholeAsStream turns a chat.completion into the chunks OpenAI would have streamed for it:
-// the role first, then content, then each tool call whole, then the finish reason, then
-// usage when asked for.
-func wholeAsStream(body []byte, includeUsage bool) backends.Stream {
-	var c oai.ChatCompletion
-	if json.Unmarshal(body, &c) != nil || len(c.Choices) == 0 {
-		return &sliceStream{}
-	}
-	chunk := func(d oai.Delta, finish *string) []byte {
-		b, _ := json.Marshal(oai.Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
-			Choices: []oai.ChunkChoice{{Delta: d, FinishReason: finish}}})
-		return b
-	}
-	ch := c.Choices[0]
-	empty := ""
-	out := [][]byte{chunk(oai.Delta{Role: "assistant", Content: &empty}, nil)}
-	if ch.Message.Content != nil && *ch.Message.Content != "" {
-		out = append(out, chunk(oai.Delta{Content: ch.Message.Content}, nil))
-	}
-	for i, tc := range ch.Message.ToolCalls {
-		idx := i
-		tc.Index = &idx
-		if tc.Type == "" {
-			tc.Type = "function"
-		}
-		out = append(out, chunk(oai.Delta{ToolCalls: []oai.ToolCall{tc}}, nil))
-	}
-	finish := ch.FinishReason
-	out = append(out, chunk(oai.Delta{}, &finish))
-	if includeUsage && c.Usage != nil {
-		b, _ := json.Marshal(oai.Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
-			Choices: []oai.ChunkChoice{}, Usage: c.Usage})
-		out = append(out, b)
-	}
-	return &sliceStream{chunks: out}
 }

@@ -67,6 +67,14 @@ func (s *scripted) handler(t *testing.T) http.HandlerFunc {
 		reply := s.replies[0]
 		s.replies = s.replies[1:]
 		s.mu.Unlock()
+		if string(body["stream"]) == "true" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, ev := range sseFromCompletion(t, reply) {
+				fmt.Fprintf(w, "data: %s\n\n", ev)
+			}
+			fmt.Fprint(w, "data: [DONE]\n\n")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, reply)
 	}
@@ -222,20 +230,33 @@ func TestToolLoop_CallToUnloadedToolIsAnsweredNotReturned(t *testing.T) {
 	}
 }
 
-func TestToolLoop_StreamingClientGetsTheFinalAnswerAsSSE(t *testing.T) {
-	sc := &scripted{replies: []string{
-		callReply("c1", "load_tool", `{"toolName":"calendar_create_event"}`),
-		callReply("c2", "calendar_create_event", `{"x":"standup"}`),
-	}}
+func TestToolLoop_StreamingClientSeesTextAsItComesAndOnlyRealCalls(t *testing.T) {
+	thinking := `{"id":"r1","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"Let me find the calendar tool.","tool_calls":[{"id":"c1","type":"function","function":{"name":"load_tool","arguments":"{\"toolName\":\"calendar_create_event\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55}}`
+	sc := &scripted{replies: []string{thinking, callReply("c2", "calendar_create_event", `{"x":"standup"}`)}}
 	gw := managedGateway(t, sc, gateway.ModeServer)
-	_, body := postWithThread(t, gw, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"book standup"}]}`, "t3")
+	_, body := postWithThread(t, gw, `{"model":"m1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"book standup"}]}`, "t3")
 	ev := sseEvents(body)
-	if len(ev) < 4 || ev[len(ev)-1] != "[DONE]" || !strings.Contains(ev[0], `"role":"assistant"`) ||
-		!strings.Contains(string(body), `"name":"calendar_create_event"`) || strings.Contains(string(body), "load_tool") {
-		t.Errorf("stream %q", ev)
+	if len(ev) < 5 || ev[len(ev)-1] != "[DONE]" {
+		t.Fatalf("stream %q", ev)
 	}
-	if strings.Contains(string(body), `"usage"`) {
-		t.Error("usage chunk sent to a client that did not ask for it")
+	if strings.Count(string(body), `"role"`) != 1 || !strings.Contains(ev[0], `"role":"assistant"`) {
+		t.Errorf("role must come once, first: %q", ev)
+	}
+	if !strings.Contains(string(body), "Let me find") || !strings.Contains(string(body), `"name":"calendar_create_event","arguments":"{\"x\":\"standup\"}"`) {
+		t.Errorf("text or the whole real call missing: %s", body)
+	}
+	if strings.Contains(string(body), "load_tool") {
+		t.Errorf("the client saw a meta-tool call: %s", body)
+	}
+	if !strings.Contains(ev[len(ev)-2], `"prompt_tokens":150`) {
+		t.Errorf("usage is not the sum of both rounds: %s", ev[len(ev)-2])
+	}
+	var roles []string
+	for _, b := range sc.bodies {
+		roles = append(roles, string(b["stream"]))
+	}
+	if fmt.Sprint(roles) != "[true true]" {
+		t.Errorf("rounds were not streamed: %v", roles)
 	}
 }
 
@@ -285,4 +306,53 @@ func postWithThread(t *testing.T, srv *httptest.Server, body, thread string) (*h
 		t.Fatal(err)
 	}
 	return resp, out
+}
+
+// sseFromCompletion streams a scripted completion the way engines do: role, content in
+// two pieces, each tool call as name then two argument fragments, finish, usage.
+func sseFromCompletion(t *testing.T, reply string) []string {
+	t.Helper()
+	var c struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(reply), &c); err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	head := `{"id":"` + c.ID + `","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":`
+	out := []string{head + `{"role":"assistant","content":""},"finish_reason":null}]}`}
+	m := c.Choices[0].Message
+	if m.Content != nil && *m.Content != "" {
+		half := len(*m.Content) / 2
+		out = append(out, head+`{"content":`+q((*m.Content)[:half])+`},"finish_reason":null}]}`,
+			head+`{"content":`+q((*m.Content)[half:])+`},"finish_reason":null}]}`)
+	}
+	for i, tc := range m.ToolCalls {
+		idx := fmt.Sprint(i)
+		args := tc.Function.Arguments
+		half := len(args) / 2
+		out = append(out,
+			head+`{"tool_calls":[{"index":`+idx+`,"id":"`+tc.ID+`","type":"function","function":{"name":`+q(tc.Function.Name)+`,"arguments":""}}]},"finish_reason":null}]}`,
+			head+`{"tool_calls":[{"index":`+idx+`,"function":{"arguments":`+q(args[:half])+`}}]},"finish_reason":null}]}`,
+			head+`{"tool_calls":[{"index":`+idx+`,"function":{"arguments":`+q(args[half:])+`}}]},"finish_reason":null}]}`)
+	}
+	out = append(out, head+`{},"finish_reason":`+q(c.Choices[0].FinishReason)+`}]}`)
+	if len(c.Usage) > 0 {
+		out = append(out, `{"id":"`+c.ID+`","object":"chat.completion.chunk","created":1,"model":"m1","choices":[],"usage":`+string(c.Usage)+`}`)
+	}
+	return out
 }
