@@ -54,6 +54,9 @@ type Backend struct {
 	Timeout Duration `yaml:"timeout"`
 	// Model is the GGUF file for kind embedded.
 	Model string `yaml:"model"`
+	// ContextWindow is the model's context length in tokens; requests that cannot fit
+	// get a 400 before they reach the engine. Zero: unknown, nothing is refused.
+	ContextWindow int `yaml:"context_window"`
 }
 
 // Tools configures the catalog.

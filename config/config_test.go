@@ -18,7 +18,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
 			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
-			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, api_key_env, models, format, timeout, model)"},
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, api_key_env, models, format, timeout, model, context_window)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
 			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
 		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",

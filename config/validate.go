@@ -130,6 +130,9 @@ func (c *Config) validate(file string) error {
 		if b.Format != "" && !slices.Contains(Formats, b.Format) {
 			return bad(key+".format", "unknown format %q (one of %s)", b.Format, strings.Join(Formats, ", "))
 		}
+		if b.ContextWindow < 0 {
+			return bad(key+".context_window", "must be a positive number of tokens, or 0 for unknown")
+		}
 		if time.Duration(b.Timeout) <= 0 {
 			return bad(key+".timeout", "must be positive")
 		}

@@ -77,6 +77,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	}
 	obj := env.Object
 	if plan != nil {
+		tools := s.toolsArray(plan)
+		if err := s.checkBudget(rt.up, env.Object, tools, plan.messages); err != nil {
+			return err
+		}
 		// Without masking yet, a managed request carries the meta-tools and the loaded
 		// tools only, loads appended in load order.
 		x.strategy = "remove"
@@ -88,6 +92,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 			return err
 		}
 		if obj, err = oai.ParseObject(body); err != nil {
+			return err
+		}
+	}
+
+	if plan == nil {
+		msgs := make([][]byte, len(env.Messages))
+		for i, m := range env.Messages {
+			msgs[i] = m
+		}
+		if err := s.checkBudget(rt.up, env.Object, env.Tools, msgs); err != nil {
 			return err
 		}
 	}

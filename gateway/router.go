@@ -16,6 +16,9 @@ type Upstream struct {
 	Models []string
 	// Backend serves the requests.
 	Backend backends.Backend
+	// ContextWindow is the model's context length in tokens. If zero, unknown: no
+	// request is refused for its size.
+	ContextWindow int
 }
 
 // route is where one request goes.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,7 @@ import (
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 	"github.com/maskgate/maskgate/toolsearch/state"
+	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
 // Options configure a Server. The zero value of each field is its default.
@@ -55,6 +57,9 @@ type Options struct {
 	Policy *policy.Policy
 	// AdminKey guards /admin/. If empty, the admin API is off.
 	AdminKey string
+	// Tokens counts tokens for the context-budget guard and /v1/tools. If nil, requests
+	// are not measured and /v1/tools reports no token counts.
+	Tokens *tokens.Counter
 }
 
 // Server is the gateway's HTTP handler.
@@ -65,6 +70,9 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	mux     *http.ServeMux
+
+	tokensOnce sync.Once
+	tokensJSON []byte
 }
 
 // New returns a Server for o.

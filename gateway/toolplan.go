@@ -137,13 +137,7 @@ func (s *Server) active(p *toolPlan) []string {
 // meta-tools followed by the loaded tools in load order (so loads only ever append),
 // messages become the spliced conversation, and internal rounds do not stream.
 func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte, error) {
-	defs := meta.Definitions(s.opt.AutoLoad)
-	tools := bytes.TrimSuffix(defs, []byte("]"))
-	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
-		tools = append(append(append([]byte(nil), tools...), ','), loaded[1:]...)
-	} else {
-		tools = append(append([]byte(nil), tools...), ']')
-	}
+	tools := s.toolsArray(p)
 	msgs := make([]byte, 0, 1024)
 	msgs = append(msgs, '[')
 	for i, m := range p.messages {
@@ -172,6 +166,17 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 		}
 	}
 	return body, nil
+}
+
+// toolsArray is the tools the engine sees under remove: the meta-tools, then the loaded
+// tools in load order.
+func (s *Server) toolsArray(p *toolPlan) []byte {
+	defs := meta.Definitions(s.opt.AutoLoad)
+	tools := bytes.TrimSuffix(defs, []byte("]"))
+	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
+		return append(append(append([]byte(nil), tools...), ','), loaded[1:]...)
+	}
+	return append(append([]byte(nil), tools...), ']')
 }
 
 func boolJSON(b bool) string {

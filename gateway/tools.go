@@ -24,6 +24,10 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	buf := make([]byte, 0, 64+len(cat.Version()))
 	buf = append(buf, `{"object":"list","version":`...)
 	buf = strconv.AppendQuote(buf, cat.Version())
+	if counts := s.toolTokens(); counts != nil {
+		buf = append(buf, `,"tokens":`...)
+		buf = append(buf, counts...)
+	}
 	buf = append(buf, `,"data":`...)
 	_, _ = w.Write(buf)
 	_, _ = cat.WriteTo(w)
@@ -68,4 +72,26 @@ func (s *Server) catalog() *toolsearch.Catalog {
 		return nil
 	}
 	return s.opt.Tools.Catalog()
+}
+
+// toolTokens is {"total": N, "tools": {"name": n, ...}} for the profile catalog, counted
+// once (the catalog does not change while the gateway runs).
+func (s *Server) toolTokens() []byte {
+	if s.opt.Tokens == nil || s.opt.Tools == nil {
+		return nil
+	}
+	s.tokensOnce.Do(func() {
+		cat := s.opt.Tools.Catalog()
+		per := make(map[string]int, cat.Len())
+		for i := 0; i < cat.Len(); i++ {
+			t := cat.Tool(i)
+			one := cat.AppendNames(nil, []string{t.Name})
+			per[t.Name] = s.opt.Tokens.ToolTokens(one[1 : len(one)-1]) // the object, not its array
+		}
+		s.tokensJSON, _ = json.Marshal(struct {
+			Total int            `json:"total"`
+			Tools map[string]int `json:"tools"`
+		}{s.opt.Tokens.CatalogTokens(cat.Render()), per})
+	})
+	return s.tokensJSON
 }

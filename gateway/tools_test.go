@@ -7,6 +7,7 @@ import (
 
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
 const testCatalog = `[
@@ -26,7 +27,11 @@ func catalogGateway(t *testing.T) (*httptest.Server, *toolsearch.Index) {
 		t.Fatal(err)
 	}
 	ix := toolsearch.NewIndex(cat, toolsearch.Options{})
-	srv := httptest.NewServer(gateway.New(gateway.Options{Tools: ix}))
+	counter, err := tokens.New(tokens.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{Tools: ix, Tokens: counter}))
 	t.Cleanup(srv.Close)
 	return srv, ix
 }
@@ -42,6 +47,10 @@ func TestTools_ServesTheRenderedCatalogByteForByte(t *testing.T) {
 		Object  string          `json:"object"`
 		Version string          `json:"version"`
 		Data    json.RawMessage `json:"data"`
+		Tokens  struct {
+			Total int            `json:"total"`
+			Tools map[string]int `json:"tools"`
+		} `json:"tokens"`
 	}
 	if err := json.Unmarshal(first, &got); err != nil {
 		t.Fatalf("%v: %s", err, first)
@@ -49,6 +58,18 @@ func TestTools_ServesTheRenderedCatalogByteForByte(t *testing.T) {
 	cat := ix.Catalog()
 	if got.Object != "list" || got.Version != cat.Version() || string(got.Data) != string(cat.Render()) {
 		t.Errorf("got %s", first)
+	}
+	sum := 0
+	for _, n := range got.Tokens.Tools {
+		if n < 10 {
+			t.Errorf("a whole tool definition counted as %d tokens", n)
+		}
+		sum += n
+	}
+	// The whole array is its tools plus brackets and commas, give or take merges at the
+	// joins.
+	if len(got.Tokens.Tools) != 3 || got.Tokens.Total < sum-3 || got.Tokens.Total > sum+6 {
+		t.Errorf("tokens %+v: the catalog should count about the sum of its tools (%d)", got.Tokens, sum)
 	}
 }
 

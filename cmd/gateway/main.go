@@ -27,6 +27,7 @@ import (
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/toolsearch/state"
+	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
 func main() {
@@ -111,6 +112,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Info("tool catalog", "tools", tools.Catalog().Len(), "version", tools.Catalog().Version())
 	}
 
+	counter, err := tokens.New(tokens.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: token counter: %v\n", err)
+		return 1
+	}
 	threads := state.NewMemory(state.Options{TTL: time.Duration(cfg.Search.TTL)})
 	go threads.Run(ctx, time.Duration(cfg.Search.TTL)/4)
 
@@ -131,6 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		AutoLoad:        cfg.Search.AutoLoad,
 		Policy:          pol,
 		AdminKey:        adminKey,
+		Tokens:          counter,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)

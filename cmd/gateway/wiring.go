@@ -28,7 +28,7 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		if err != nil {
 			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
 		}
-		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be})
+		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow})
 	}
 	return ups, nil
 }
