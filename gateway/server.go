@@ -53,6 +53,9 @@ type Options struct {
 	MaxRounds int
 	// AutoLoad makes search_tools load what it finds; load_tool is then hidden.
 	AutoLoad bool
+	// Progressive makes the gateway itself load the top results of a search for each new
+	// user message, keeping what is loaded (server mode).
+	Progressive bool
 	// Policy filters tools by phase. If nil, nothing is filtered.
 	Policy *policy.Policy
 	// AdminKey guards /admin/. If empty, the admin API is off.

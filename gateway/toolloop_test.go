@@ -356,3 +356,23 @@ func sseFromCompletion(t *testing.T, reply string) []string {
 	}
 	return out
 }
+
+func TestToolLoop_ProgressiveLoadsSearchResultsForEachUserMessage(t *testing.T) {
+	sc := &scripted{replies: []string{`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams:   []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:       bigCatalog(t),
+		State:       state.NewMemory(state.Options{}),
+		Progressive: true,
+		SearchTopK:  2,
+	}))
+	defer srv.Close()
+	postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"send a slack message to the team"}]}`, "p1")
+	got := toolNames(t, sc.bodies[0]["tools"])
+	if len(got) < 3 || got[2] != "slack_send_message" {
+		t.Errorf("tools %v: the user's message should have loaded slack_send_message", got)
+	}
+}

@@ -99,8 +99,34 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*to
 	} else if snap, ok := s.opt.State.Get(p.thread); ok {
 		p.loaded, splices = snap.Loaded, snap.Splices
 	}
+	if s.opt.Progressive && s.opt.ToolMode != ModeClient {
+		s.loadForUserMessage(p, env.Messages[len(env.Messages)-1])
+	}
 	p.messages = spliceMessages(env.Messages, splices)
 	return p, nil
+}
+
+// loadForUserMessage is progressive loading: when the conversation ends with a user
+// message, the top results of a search for its text are loaded before the model runs.
+// Loading is idempotent, so a retried request loads nothing new.
+func (s *Server) loadForUserMessage(p *toolPlan, last json.RawMessage) {
+	var m oai.Message
+	if json.Unmarshal(last, &m) != nil || m.Role != "user" {
+		return
+	}
+	text, err := m.TextContent()
+	if err != nil || strings.TrimSpace(text) == "" {
+		return
+	}
+	allowed := func(t *toolsearch.Tool) bool {
+		return s.opt.Policy.Allowed(policy.Search, p.policy, t.Name) && s.opt.Policy.Allowed(policy.Load, p.policy, t.Name)
+	}
+	found := p.ix.Search(text, toolsearch.SearchOptions{TopK: s.opt.SearchTopK, MinScore: s.opt.SearchMinScore, Filter: allowed})
+	names := make([]string, len(found))
+	for i, r := range found {
+		names[i] = r.Name
+	}
+	p.loaded = append(p.loaded, s.opt.State.Load(p.thread, names...)...)
 }
 
 // spliceMessages puts each hidden exchange back after the client message it followed. An

@@ -135,6 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		ToolMode:        cfg.Search.Mode,
 		MaxRounds:       cfg.Search.MaxRounds,
 		AutoLoad:        cfg.Search.AutoLoad,
+		Progressive:     cfg.Search.Progressive,
 		Policy:          pol,
 		AdminKey:        adminKey,
 		Tokens:          counter,
