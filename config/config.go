@@ -90,6 +90,24 @@ type Search struct {
 	// EagerBelow: a catalog with fewer tools is served eager (everything loaded, no
 	// meta-tools). Default 20; 1 never serves a non-empty catalog eager.
 	EagerBelow int `yaml:"eager_below"`
+	// Scorer ranks search results: bm25 (default: BM25F with stemming, synonyms and
+	// namespace hints) or keyword (name 3, keywords 2, description 1).
+	Scorer string `yaml:"scorer"`
+	// Embeddings, when its url is set, makes search hybrid: tool vectors from this
+	// OpenAI-compatible /v1/embeddings backend, computed once per catalog, fused with the
+	// lexical ranking.
+	Embeddings Embeddings `yaml:"embeddings"`
+}
+
+// Embeddings names an OpenAI-compatible embeddings backend (llama-server with
+// --embeddings, vLLM, Ollama).
+type Embeddings struct {
+	// URL is the OpenAI SDK base URL, with /v1.
+	URL string `yaml:"url"`
+	// Model is sent as "model".
+	Model string `yaml:"model"`
+	// APIKeyEnv names the variable holding its key, if it needs one.
+	APIKeyEnv string `yaml:"api_key_env"`
 }
 
 // Filter is one deny rule, written as toolsearch/policy.Rule reads it. Lists in one field

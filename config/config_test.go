@@ -41,6 +41,9 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			`g.yaml:1: max_request_bytes: invalid size "lots": write bytes (1048576) or a size such as 16MiB`},
 		{"context storage in server mode", "search: {storage: context}\n",
 			"g.yaml:1: search.storage: storage context needs search.mode: client"},
+		{"bad scorer", "search: {scorer: vector}\n", `g.yaml:1: search.scorer: unknown scorer "vector" (bm25 or keyword)`},
+		{"embeddings without model", "search:\n  embeddings: {url: 'http://127.0.0.1:8080/v1'}\n",
+			"g.yaml:2: search.embeddings.model: required with search.embeddings.url"},
 		{"repeated key", "listen: a\nlisten: b\n", "g.yaml:2: listen: key appears twice"},
 		{"not yaml", "backends: [\n", "g.yaml:1: did not find expected node content"},
 		{"not a mapping", "- a\n", "g.yaml:1: the file must be a mapping of keys (listen, backends, ...)"},
@@ -84,7 +87,7 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 		Backends: []Backend{{Name: "a", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"},
 			Timeout: Duration(10 * time.Minute)}},
 		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour),
-			Mode: "server", MaxRounds: 4, EagerBelow: 20},
+			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
 	}
 	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".lines"

@@ -30,6 +30,9 @@ func (c *Config) applyDefaults() {
 	if c.Search.TTL == 0 {
 		c.Search.TTL = Duration(DefaultTTL)
 	}
+	if c.Search.Scorer == "" {
+		c.Search.Scorer = "bm25"
+	}
 	if c.Search.Mode == "" {
 		c.Search.Mode = "server"
 	}
@@ -66,6 +69,17 @@ func (c *Config) validate(file string) error {
 	}
 	if !slices.Contains(SearchModes, c.Search.Mode) {
 		return bad("search.mode", "unknown mode %q (server or client)", c.Search.Mode)
+	}
+	if c.Search.Scorer != "bm25" && c.Search.Scorer != "keyword" {
+		return bad("search.scorer", "unknown scorer %q (bm25 or keyword)", c.Search.Scorer)
+	}
+	if e := c.Search.Embeddings; e.URL != "" {
+		if err := checkURL("openai", e.URL); err != nil {
+			return bad("search.embeddings.url", "%v", err)
+		}
+		if e.Model == "" {
+			return bad("search.embeddings.model", "required with search.embeddings.url: the embedding model's name")
+		}
 	}
 	if c.Search.Storage == "context" && c.Search.Mode != "client" {
 		// In server mode the meta-tool exchange never reaches the client's messages, so

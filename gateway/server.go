@@ -35,6 +35,9 @@ type Options struct {
 	// Tools is the profile's indexed tool catalog. If nil, the profile has no tools of its
 	// own: /v1/tools is empty and only clients' tools exist.
 	Tools *toolsearch.Index
+	// Hybrid, if set, is Tools with embeddings: searches fuse lexical and vector ranks.
+	// Its Index must be Tools.
+	Hybrid *toolsearch.Hybrid
 	// SearchTopK is how many results a search returns when the caller does not say. If
 	// zero, 5.
 	SearchTopK int

@@ -111,8 +111,12 @@ func (s *Server) needsRound(p *toolPlan, calls []oai.ToolCall) bool {
 func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, calls []oai.ToolCall) {
 	p.add(msg)
 	active := s.active(p)
+	var searcher meta.Searcher = meta.IndexSearcher{Index: p.ix}
+	if p.hybrid != nil {
+		searcher = meta.HybridSearcher{Hybrid: p.hybrid}
+	}
 	env := meta.Env{
-		Searcher: meta.IndexSearcher{Index: p.ix},
+		Searcher: searcher,
 		Names:    p.cat,
 		Allowed: func(ph meta.Phase, name string) bool {
 			return s.opt.Policy.Allowed(policy.Phase(ph), p.policy, name)

@@ -27,6 +27,7 @@ type toolPlan struct {
 	thread string
 	cat    *toolsearch.Catalog
 	ix     *toolsearch.Index
+	hybrid *toolsearch.Hybrid // nil without embeddings
 	policy policy.Request
 	loaded []string
 	// messages is the engine's view: the client's messages with earlier hidden
@@ -51,7 +52,16 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*to
 		}
 	}
 	var ix *toolsearch.Index
+	var hybrid *toolsearch.Hybrid
 	switch {
+	case s.opt.Hybrid != nil && len(client) > 0:
+		var err error
+		if hybrid, err = s.opt.Hybrid.WithClient(client); err != nil {
+			return nil, badRequest(err.Error(), "tools")
+		}
+		ix = hybrid.Index()
+	case s.opt.Hybrid != nil:
+		hybrid, ix = s.opt.Hybrid, s.opt.Hybrid.Index()
 	case s.opt.Tools != nil && len(client) > 0:
 		var err error
 		if ix, err = s.opt.Tools.WithClient(client); err != nil {
@@ -89,6 +99,7 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*to
 		thread:     state.Thread(in),
 		cat:        cat,
 		ix:         ix,
+		hybrid:     hybrid,
 		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
 		clientMsgs: len(env.Messages),
 	}

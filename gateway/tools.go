@@ -51,8 +51,18 @@ func (s *Server) toolSearch(w http.ResponseWriter, r *http.Request) {
 		k = n
 	}
 	results := []toolsearch.Result{}
-	if s.opt.Tools != nil {
-		if found := s.opt.Tools.Search(q, toolsearch.SearchOptions{TopK: k, MinScore: s.opt.SearchMinScore}); found != nil {
+	opts := toolsearch.SearchOptions{TopK: k, MinScore: s.opt.SearchMinScore}
+	switch {
+	case s.opt.Hybrid != nil:
+		found, err := s.opt.Hybrid.Search(r.Context(), q, opts)
+		if err != nil {
+			s.log.Warn("embeddings failed; lexical results only", "error", err)
+		}
+		if found != nil {
+			results = found
+		}
+	case s.opt.Tools != nil:
+		if found := s.opt.Tools.Search(q, opts); found != nil {
 			results = found
 		}
 	}

@@ -1,8 +1,10 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/maskgate/maskgate/gateway"
@@ -106,5 +108,41 @@ func TestToolSearch_BadQueriesAre400(t *testing.T) {
 			continue
 		}
 		assertEnvelope(t, body, tt.param, "")
+	}
+}
+
+// conceptEmbedder puts texts about meetings on one axis and everything else on another,
+// so a query with no word in common with the calendar tool can still find it.
+type conceptEmbedder struct{}
+
+func (conceptEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if strings.Contains(t, "calendar") || strings.Contains(t, "meeting") || strings.Contains(t, "rendezvous") {
+			out[i] = []float32{1, 0}
+		} else {
+			out[i] = []float32{0, 1}
+		}
+	}
+	return out, nil
+}
+
+func TestToolSearch_HybridFindsWhatWordsMiss(t *testing.T) {
+	_, ix := catalogGateway(t)
+	h, err := toolsearch.NewHybrid(context.Background(), ix, conceptEmbedder{}, toolsearch.HybridOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{Tools: ix, Hybrid: h, SearchMinScore: -1}))
+	defer srv.Close()
+	_, body := get(t, srv.URL+"/v1/tools/search?q=a+rendezvous+please&k=1")
+	if !strings.Contains(string(body), `"name":"calendar_create_event"`) {
+		t.Errorf("hybrid search missed the calendar tool: %s", body)
+	}
+	// The control: words alone do not find it.
+	lexical := httptest.NewServer(gateway.New(gateway.Options{Tools: ix, SearchMinScore: -1}))
+	defer lexical.Close()
+	if _, body := get(t, lexical.URL+"/v1/tools/search?q=a+rendezvous+please&k=1"); strings.Contains(string(body), "calendar_create_event") {
+		t.Fatalf("lexical search already finds it, so this test proves nothing: %s", body)
 	}
 }

@@ -128,6 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Registry:        reg,
 		Logger:          log,
 		Tools:           tools,
+		Hybrid:          loadHybrid(ctx, cfg, tools, transport, getenv, log),
 		SearchTopK:      cfg.Search.TopK,
 		SearchMinScore:  cfg.Search.MinScore,
 		State:           threads,

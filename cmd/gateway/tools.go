@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -29,5 +33,32 @@ func loadTools(cfg *config.Config, configPath string) (*toolsearch.Index, error)
 	if err != nil {
 		return nil, fmt.Errorf("tools.files: %w", err)
 	}
-	return toolsearch.NewIndex(cat, toolsearch.Options{}), nil
+	o := toolsearch.Options{}
+	if cfg.Search.Scorer == "keyword" {
+		o.Scorer = toolsearch.Keyword
+	}
+	return toolsearch.NewIndex(cat, o), nil
+}
+
+// loadHybrid embeds the profile catalog once, when an embeddings backend is configured.
+// A backend that fails at start leaves search lexical, with a warning: tool search must
+// not depend on a second service being up.
+func loadHybrid(ctx context.Context, cfg *config.Config, ix *toolsearch.Index, transport http.RoundTripper, getenv func(string) string, log *slog.Logger) *toolsearch.Hybrid {
+	e := cfg.Search.Embeddings
+	if e.URL == "" || ix == nil {
+		return nil
+	}
+	key := ""
+	if e.APIKeyEnv != "" {
+		key = getenv(e.APIKeyEnv)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	h, err := toolsearch.NewHybrid(ctx, ix, &toolsearch.OpenAIEmbedder{BaseURL: e.URL, Model: e.Model, APIKey: key, Transport: transport}, toolsearch.HybridOptions{})
+	if err != nil {
+		log.Warn("embeddings backend failed; tool search stays lexical", "url", e.URL, "error", err)
+		return nil
+	}
+	log.Info("hybrid tool search", "embeddings", e.URL, "model", e.Model)
+	return h
 }
