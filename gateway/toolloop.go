@@ -67,8 +67,12 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		if err := json.Unmarshal(msg, &m); err != nil {
 			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend returned an unreadable message", Err: err}
 		}
-		if len(m.ToolCalls) == 0 || round >= s.opt.MaxRounds || !s.needsRound(p, m.ToolCalls) {
+		if len(m.ToolCalls) == 0 || !s.needsRound(p, m.ToolCalls) {
 			break
+		}
+		if round >= s.opt.MaxRounds {
+			s.keepExchange(p)
+			return s.roundsExceeded()
 		}
 		s.runCalls(r, p, msg, m.ToolCalls)
 	}
@@ -91,6 +95,14 @@ func (s *Server) keepExchange(p *toolPlan) {
 		hidden[i] = h
 	}
 	s.opt.State.AddSplice(p.thread, state.Splice{After: p.clientMsgs, Messages: hidden})
+}
+
+// roundsExceeded is the answer when the model still calls meta-tools or unloaded tools
+// after MaxRounds: those calls must not reach the client, and there is nothing else to
+// give it.
+func (s *Server) roundsExceeded() error {
+	return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "tool_rounds_exceeded",
+		Message: fmt.Sprintf("the model was still searching for or loading tools after %d rounds; raise search.max_rounds or load the tools it needs up front", s.opt.MaxRounds)}
 }
 
 // needsRound says whether the gateway must answer these calls itself: any meta-tool call,

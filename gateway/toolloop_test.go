@@ -376,3 +376,24 @@ func TestToolLoop_ProgressiveLoadsSearchResultsForEachUserMessage(t *testing.T) 
 		t.Errorf("tools %v: the user's message should have loaded slack_send_message", got)
 	}
 }
+
+func TestToolLoop_MetaCallsNeverReachTheClientEvenPastMaxRounds(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		var replies []string
+		for i := 0; i < 10; i++ {
+			replies = append(replies, callReply(fmt.Sprint("c", i), "search_tools", `{"query":"anything"}`))
+		}
+		sc := &scripted{replies: replies}
+		gw := managedGateway(t, sc, gateway.ModeServer)
+		resp, body := postWithThread(t, gw, fmt.Sprintf(`{"model":"m1","stream":%v,"messages":[{"role":"user","content":"x"}]}`, stream), "mr")
+		if strings.Contains(string(body), `"name":"search_tools"`) {
+			t.Errorf("stream=%v: a meta-tool call reached the client: %s", stream, body)
+		}
+		if !strings.Contains(string(body), "tool_rounds_exceeded") {
+			t.Errorf("stream=%v: status %d, no tool_rounds_exceeded error: %s", stream, resp.StatusCode, body)
+		}
+		if len(sc.bodies) != 5 {
+			t.Errorf("stream=%v: %d rounds, want 1 + max_rounds (4)", stream, len(sc.bodies))
+		}
+	}
+}

@@ -129,8 +129,16 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 			addUsage(&total, u)
 		}
 		msg, calls := rs.message()
-		if len(calls) == 0 || round >= s.opt.MaxRounds || !s.needsRound(p, calls) {
+		if len(calls) == 0 || !s.needsRound(p, calls) {
 			break
+		}
+		if round >= s.opt.MaxRounds {
+			s.keepExchange(p)
+			err := s.roundsExceeded()
+			if x.committed {
+				send(envelope(toAPIError(err)))
+			}
+			return err
 		}
 		s.runCalls(r, p, msg, calls)
 	}
