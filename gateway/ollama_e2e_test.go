@@ -3,9 +3,11 @@ package gateway_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,8 @@ import (
 	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // TestE2E_OpenAIGoThroughGatewayToRealOllama is the whole path on real parts: the official
@@ -146,4 +150,70 @@ func TestE2E_OpenAIGoThroughGatewayToRealOllama(t *testing.T) {
 			t.Errorf("request to a dead engine: %v, want a 502", err)
 		}
 	})
+}
+
+// TestE2E_ToolLoopOnRealOllama runs the server-side loop on a real engine. The model's
+// weights are random, so the test forces a call each round (tool_choice "required", which
+// the Ollama backend turns into a format schema over the tools of the request) and lets
+// progressive loading do the search: the user's message finds the GitHub tool and loads
+// it, so each round the model must call search_tools, load_tool or that tool. Whatever it
+// picks, the gateway runs the meta-tools and goes on; what reaches the client is only ever
+// the loaded tool, or a clean error when the rounds run out.
+func TestE2E_ToolLoopOnRealOllama(t *testing.T) {
+	srv := enginetest.Ollama(t)
+	be, err := ollama.New(ollama.Options{Name: "ollama", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var catalog []string
+	catalog = append(catalog, `{"type":"function","function":{"name":"github_create_issue","description":"Open a new issue in a GitHub repository.","parameters":{"type":"object","properties":{}}}}`)
+	for i := range 24 {
+		catalog = append(catalog, fmt.Sprintf(`{"type":"function","function":{"name":"other_tool_%02d","description":"Unrelated tool number %d.","parameters":{"type":"object","properties":{}}}}`, i, i))
+	}
+	tools, err := toolsearch.ParseTools([]byte("["+strings.Join(catalog, ",")+"]"), "e2e.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolsearch.New(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams:   []gateway.Upstream{{Name: "ollama", Kind: "ollama", Models: []string{"*"}, Backend: be}},
+		Tools:       toolsearch.NewIndex(cat, toolsearch.Options{}),
+		State:       state.NewMemory(state.Options{}),
+		Progressive: true,
+		SearchTopK:  1,
+	}))
+	defer gw.Close()
+
+	called := 0
+	for seed := range 4 {
+		body := fmt.Sprintf(`{"model":%q,"seed":%d,"max_tokens":48,"tool_choice":"required","messages":[{"role":"user","content":"open a github issue"}]}`, srv.Model, seed)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, gw.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("X-Thread-Id", fmt.Sprint("seed-", seed))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, leaked := range []string{`"name":"search_tools"`, `"name":"load_tool"`, `"name":"other_tool_`} {
+			if strings.Contains(string(out), leaked) {
+				t.Errorf("seed %d: %s reached the client: %s", seed, leaked, out)
+			}
+		}
+		switch {
+		case resp.StatusCode == 200 && strings.Contains(string(out), `"name":"github_create_issue"`):
+			called++
+		case resp.StatusCode == 200, strings.Contains(string(out), "tool_rounds_exceeded"):
+			t.Logf("seed %d: %d %s", seed, resp.StatusCode, out)
+		default:
+			t.Errorf("seed %d: status %d: %s", seed, resp.StatusCode, out)
+		}
+	}
+	t.Logf("the loaded tool was called in %d of 4 conversations", called)
+	if called == 0 {
+		t.Error("the loaded tool was never called: progressive loading did not make it callable")
+	}
 }
