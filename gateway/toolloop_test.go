@@ -14,6 +14,7 @@ import (
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/policy"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
@@ -395,5 +396,54 @@ func TestToolLoop_MetaCallsNeverReachTheClientEvenPastMaxRounds(t *testing.T) {
 		if len(sc.bodies) != 5 {
 			t.Errorf("stream=%v: %d rounds, want 1 + max_rounds (4)", stream, len(sc.bodies))
 		}
+	}
+}
+
+func TestToolLoop_FilterPolicyAndAutoLoad(t *testing.T) {
+	pol, err := policy.Compile([]policy.Rule{
+		{Name: "no-slack", Phases: []policy.Phase{policy.Load}, Tools: []string{"slack_*"}},
+		{Name: "no-calendar-for-interns", Phases: []policy.Phase{policy.Active}, Headers: []policy.Match{{Name: "X-Role", Value: "intern"}}, Tools: []string{"calendar_*"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scripted{}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t),
+		State:     state.NewMemory(state.Options{}),
+		Policy:    pol,
+		AutoLoad:  true,
+	}))
+	defer srv.Close()
+	final := `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+
+	// auto_load: search results are loaded at once and load_tool is not offered; the load
+	// phase still refuses slack.
+	sc.replies = []string{callReply("c1", "search_tools", `{"query":"slack message or calendar event"}`), final}
+	postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"x"}]}`, "f1")
+	if got := toolNames(t, sc.bodies[0]["tools"]); fmt.Sprint(got) != "[search_tools]" {
+		t.Errorf("auto_load offers %v, want search_tools alone", got)
+	}
+	after := fmt.Sprint(toolNames(t, sc.bodies[1]["tools"]))
+	if !strings.Contains(after, "calendar_create_event") || strings.Contains(after, "slack_send_message") {
+		t.Errorf("after an auto-loading search the tools are %s: want calendar loaded and slack refused", after)
+	}
+
+	// active: the same thread, but an intern's request does not see the calendar tool.
+	sc.replies = []string{final}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m1","messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set("X-Thread-Id", "f1")
+	req.Header.Set("X-Role", "intern")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := fmt.Sprint(toolNames(t, sc.bodies[2]["tools"])); strings.Contains(got, "calendar_create_event") {
+		t.Errorf("an intern's request offers %s", got)
 	}
 }
