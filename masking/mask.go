@@ -1,0 +1,306 @@
+package masking
+
+import (
+	"bytes"
+	"sync/atomic"
+)
+
+// Mask is a compiled constraint: a byte automaton over the format with a trie
+// of the allowed names, and a memo of the allowed token set per automaton
+// state, filled on first use (or all at once by Warm). It is safe for
+// concurrent use by many States.
+//
+// Automaton states are dense int32 ids, in ranges:
+//
+//	free(k)   k bytes of the trigger matched in free text       [0, reqBase)
+//	req(k)    k bytes of the trigger emitted, nothing else yet   [reqBase, fixedBase)
+//	fixed(i)  i bytes of NameOpen emitted                        [fixedBase, nameBase)
+//	name(n)   at node n of the name trie                         [nameBase, closeBase)
+//	close(i)  i ≥ 1 bytes of NameClose emitted                   [closeBase, argsBase)
+//	args(k)   k bytes of End matched in the arguments            [argsBase, total)
+type Mask struct {
+	ix    *Index
+	mode  Mode
+	names [][]byte
+	nt    *trie // trie of names
+	trig  []byte
+	open  []byte
+	close []byte
+	end   []byte
+	live  bool // some name can be called
+
+	trigDFA [][256]uint8
+	endDFA  [][256]uint8
+
+	reqBase, fixedBase, nameBase, closeBase, argsBase, total int32
+
+	memo []atomic.Pointer[Set]
+}
+
+// Compile builds the mask of spec over ix. Token sets are computed lazily;
+// call Warm to compute them all up front.
+func Compile(ix *Index, spec Spec) (*Mask, error) {
+	names, err := spec.names()
+	if err != nil {
+		return nil, err
+	}
+	f := spec.Format
+	m := &Mask{
+		ix:    ix,
+		mode:  spec.Mode,
+		trig:  []byte(f.Trigger),
+		open:  []byte(f.NameOpen),
+		close: []byte(f.NameClose),
+		end:   []byte(f.End),
+		live:  len(names) > 0,
+	}
+	m.names = make([][]byte, len(names))
+	ids := make([]int32, len(names))
+	for i, n := range names {
+		m.names[i] = []byte(n)
+		ids[i] = int32(i)
+	}
+	m.nt = buildTrie(m.names, ids)
+	m.trigDFA = kmp(m.trig)
+	m.endDFA = kmp(m.end)
+	t := int32(len(m.trig))
+	m.reqBase = t
+	m.fixedBase = 2 * t
+	m.nameBase = m.fixedBase + int32(len(m.open))
+	m.closeBase = m.nameBase + int32(m.nt.nodes())
+	m.argsBase = m.closeBase + int32(len(m.close)) - 1
+	m.total = m.argsBase + int32(len(m.end))
+	m.memo = make([]atomic.Pointer[Set], m.total)
+	return m, nil
+}
+
+// kmp returns the matching automaton of pat: row k is the state after k
+// matched bytes, entries are the next state (len(pat) means matched).
+func kmp(pat []byte) [][256]uint8 {
+	d := make([][256]uint8, len(pat))
+	d[0][pat[0]] = 1
+	x := 0
+	for k := 1; k < len(pat); k++ {
+		d[k] = d[x]
+		d[k][pat[k]] = uint8(k + 1)
+		x = int(d[x][pat[k]])
+	}
+	return d
+}
+
+// Names returns the names the mask allows, in no particular order.
+func (m *Mask) Names() []string {
+	out := make([]string, len(m.names))
+	for i, n := range m.names {
+		out[i] = string(n)
+	}
+	return out
+}
+
+// Vocab is the index the mask was compiled over.
+func (m *Mask) Vocab() *Index { return m.ix }
+
+func (m *Mask) start() int32 {
+	if m.mode == ModeAuto {
+		return 0
+	}
+	return m.reqBase
+}
+
+// unconstrained states take any byte; only the trigger and end markers are
+// tracked through them.
+func (m *Mask) unconstrained(s int32) bool { return s < m.reqBase || s >= m.argsBase }
+
+func (m *Mask) afterTrigger() (int32, bool) {
+	if !m.live {
+		return -1, false
+	}
+	return m.fixedAt(0), true
+}
+
+func (m *Mask) fixedAt(i int32) int32 {
+	if i == int32(len(m.open)) {
+		return m.nameBase
+	}
+	return m.fixedBase + i
+}
+
+func (m *Mask) closeAt(i int32) int32 {
+	if i == int32(len(m.close)) {
+		return m.argsBase
+	}
+	return m.closeBase + i - 1
+}
+
+// step moves s along byte b.
+func (m *Mask) step(s int32, b byte) (int32, bool) {
+	switch {
+	case s < m.reqBase:
+		k := m.trigDFA[s][b]
+		if int(k) == len(m.trig) {
+			return m.afterTrigger()
+		}
+		return int32(k), true
+	case s < m.fixedBase:
+		k := s - m.reqBase
+		if m.trig[k] != b {
+			return -1, false
+		}
+		if int(k)+1 == len(m.trig) {
+			return m.afterTrigger()
+		}
+		return s + 1, true
+	case s < m.nameBase:
+		i := s - m.fixedBase
+		if m.open[i] != b {
+			return -1, false
+		}
+		return m.fixedAt(i + 1), true
+	case s < m.closeBase:
+		n := s - m.nameBase
+		if c := m.nt.child(n, b); c >= 0 {
+			return m.nameBase + c, true
+		}
+		if b == m.close[0] && m.nt.leaf(n) {
+			return m.closeAt(1), true
+		}
+		return -1, false
+	case s < m.argsBase:
+		i := s - m.closeBase + 1
+		if m.close[i] != b {
+			return -1, false
+		}
+		return m.closeAt(i + 1), true
+	}
+	k := m.endDFA[s-m.argsBase][b]
+	if int(k) == len(m.end) {
+		return 0, true
+	}
+	return m.argsBase + int32(k), true
+}
+
+// stepSpecial moves s along a special token, which only ever matches the
+// trigger or end text as a whole.
+func (m *Mask) stepSpecial(s int32, piece []byte) (int32, bool) {
+	switch {
+	case s < m.reqBase:
+		if bytes.Equal(piece, m.trig) {
+			return m.afterTrigger()
+		}
+		return 0, true
+	case s == m.reqBase:
+		if bytes.Equal(piece, m.trig) {
+			return m.afterTrigger()
+		}
+	case s >= m.argsBase:
+		if bytes.Equal(piece, m.end) {
+			return 0, true
+		}
+		return m.argsBase, true
+	}
+	return -1, false
+}
+
+// stepToken moves s along token id; the mask is exactly the tokens for which
+// this succeeds.
+func (m *Mask) stepToken(s int32, id int) (int32, bool) {
+	if id < 0 || id >= m.ix.n {
+		return -1, false
+	}
+	p := m.ix.pieces[id]
+	if m.ix.special[id] {
+		return m.stepSpecial(s, p)
+	}
+	if len(p) == 0 {
+		return s, m.unconstrained(s)
+	}
+	for _, b := range p {
+		var ok bool
+		if s, ok = m.step(s, b); !ok {
+			return -1, false
+		}
+	}
+	return s, true
+}
+
+// set returns the allowed tokens in state s, computing them on first use.
+// Two goroutines may compute the same set; the first stored wins.
+func (m *Mask) set(s int32) *Set {
+	if p := m.memo[s].Load(); p != nil {
+		return p
+	}
+	p := m.compute(s)
+	if m.memo[s].CompareAndSwap(nil, p) {
+		return p
+	}
+	return m.memo[s].Load()
+}
+
+func (m *Mask) compute(s int32) *Set {
+	var ids []int32
+	m.walk(s, 0, &ids)
+	for _, id := range m.ix.specials {
+		if _, ok := m.stepSpecial(s, m.ix.pieces[id]); ok {
+			ids = append(ids, id)
+		}
+	}
+	if m.unconstrained(s) {
+		ids = append(ids, m.ix.empties...)
+	}
+	return newSet(ids, m.ix.n)
+}
+
+// walk collects the ordinary tokens below vocabulary trie node v whose bytes
+// (from v on) the automaton accepts from s. It follows the vocabulary and the
+// automaton together, so inside a name it only visits token paths that stay
+// in the name trie.
+func (m *Mask) walk(s, v int32, ids *[]int32) {
+	vt := m.ix.trie
+	*ids = append(*ids, vt.order[vt.leafLo[v]:vt.leafHi[v]]...)
+	switch {
+	case m.unconstrained(s):
+		for c := vt.kidLo[v]; c < vt.kidHi[v]; c++ {
+			if s2, ok := m.step(s, vt.label[c]); ok {
+				m.walk(s2, c, ids)
+			}
+		}
+	case s >= m.nameBase && s < m.closeBase:
+		n := s - m.nameBase
+		for k := m.nt.kidLo[n]; k < m.nt.kidHi[n]; k++ {
+			if c := vt.child(v, m.nt.label[k]); c >= 0 {
+				m.walk(m.nameBase+k, c, ids)
+			}
+		}
+		if m.nt.leaf(n) {
+			if c := vt.child(v, m.close[0]); c >= 0 {
+				m.walk(m.closeAt(1), c, ids)
+			}
+		}
+	default: // one expected byte
+		var b byte
+		switch {
+		case s < m.fixedBase:
+			b = m.trig[s-m.reqBase]
+		case s < m.nameBase:
+			b = m.open[s-m.fixedBase]
+		default:
+			b = m.close[s-m.closeBase+1]
+		}
+		if c := vt.child(v, b); c >= 0 {
+			if s2, ok := m.step(s, b); ok {
+				m.walk(s2, c, ids)
+			}
+		}
+	}
+}
+
+// Warm computes the token set of every automaton state, so that no decoding
+// step pays for a first visit. At 10,000 names this is most of the build cost.
+func (m *Mask) Warm() {
+	for s := range m.total {
+		m.set(s)
+	}
+}
+
+// States is the number of automaton states (the memo's size).
+func (m *Mask) States() int { return int(m.total) }

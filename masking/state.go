@@ -1,0 +1,73 @@
+package masking
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrDisallowed is wrapped by State.Accept for a token the mask does not allow.
+var ErrDisallowed = errors.New("token not allowed")
+
+// Phase is where a State stands in the wire format.
+type Phase int
+
+const (
+	// PhaseText is free text (possibly inside a partial trigger).
+	PhaseText Phase = iota
+	// PhaseTrigger is required mode before the trigger is complete.
+	PhaseTrigger
+	// PhaseName is between the trigger and the end of NameClose: constrained.
+	PhaseName
+	// PhaseArguments is after NameClose until the end marker.
+	PhaseArguments
+)
+
+func (p Phase) String() string {
+	return [...]string{"text", "trigger", "name", "arguments"}[p]
+}
+
+// State follows one generation through a Mask. It is not safe for concurrent
+// use; the Mask it reads is. The zero value is not usable: see Mask.NewState.
+type State struct {
+	m *Mask
+	s int32
+}
+
+// NewState starts a generation: in ModeAuto in free text, otherwise at the
+// trigger.
+func (m *Mask) NewState() State { return State{m: m, s: m.start()} }
+
+// Reset returns st to the start of a generation.
+func (st *State) Reset() { st.s = st.m.start() }
+
+// Allowed returns the tokens allowed at this step. The set is shared and
+// read-only; if Allowed().All(), the step is unconstrained.
+func (st *State) Allowed() *Set { return st.m.set(st.s) }
+
+// Accept advances past token id. A token that Allowed does not contain is
+// refused with an error wrapping ErrDisallowed, and the state is unchanged.
+func (st *State) Accept(id int) error {
+	s, ok := st.m.stepToken(st.s, id)
+	if !ok {
+		if id < 0 || id >= st.m.ix.n {
+			return fmt.Errorf("masking: token %d outside vocabulary of %d: %w", id, st.m.ix.n, ErrDisallowed)
+		}
+		return fmt.Errorf("masking: token %d (%q) in phase %s: %w", id, st.m.ix.pieces[id], st.Phase(), ErrDisallowed)
+	}
+	st.s = s
+	return nil
+}
+
+// Phase says where st stands.
+func (st *State) Phase() Phase {
+	m := st.m
+	switch {
+	case st.s < m.reqBase:
+		return PhaseText
+	case st.s < m.fixedBase:
+		return PhaseTrigger
+	case st.s < m.argsBase:
+		return PhaseName
+	}
+	return PhaseArguments
+}
