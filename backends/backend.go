@@ -30,6 +30,17 @@ type Request struct {
 	Model string
 	// Stream is true when Body asks for a stream ("stream": true).
 	Stream bool
+	// Allowed, when non-nil, are the only tools the model may call, while Body keeps
+	// every tool in the prompt (strategy mask). The gateway sets it only for a
+	// ToolConstrainer.
+	Allowed []string
+}
+
+// ToolConstrainer is a backend that enforces Request.Allowed while decoding (a token
+// mask, a grammar, a structural tag), so the prompt can carry the whole catalog and stay
+// byte-identical as the loaded set changes.
+type ToolConstrainer interface {
+	ConstrainsTools() bool
 }
 
 // Response is a backend's answer. Exactly one of Body and Stream is set.

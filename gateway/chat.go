@@ -71,7 +71,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
 
-	plan, err := s.planTools(r, env, body)
+	plan, err := s.planTools(r, env, body, rt.up.Backend)
 	if err != nil {
 		return err
 	}
@@ -81,9 +81,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 		if err := s.checkBudget(rt.up, env.Object, tools, plan.messages); err != nil {
 			return err
 		}
-		// Without masking yet, a managed request carries the meta-tools and the loaded
-		// tools only, loads appended in load order.
 		x.strategy = "remove"
+		if plan.mask {
+			x.strategy = "mask"
+		}
 		w.Header().Set(HeaderThread, plan.thread)
 		if s.opt.ToolMode != ModeClient {
 			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
@@ -115,7 +116,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	}
 
 	t := s.now()
-	resp, err := rt.up.Backend.ChatCompletion(r.Context(), &backends.Request{Body: body, Model: env.Model, Stream: env.Stream})
+	req := &backends.Request{Body: body, Model: env.Model, Stream: env.Stream}
+	if plan != nil {
+		req.Allowed = s.allowed(plan)
+	}
+	resp, err := rt.up.Backend.ChatCompletion(r.Context(), req)
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err

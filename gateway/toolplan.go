@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
@@ -36,11 +37,14 @@ type toolPlan struct {
 	// hidden is what this request's rounds added, to splice back next time.
 	hidden     [][]byte
 	clientMsgs int
+	// mask: the backend enforces the loaded set while decoding, so the engine sees the
+	// whole catalog, byte-identical whatever is loaded.
+	mask bool
 }
 
 // planTools decides whether tools are managed for this request and, if so, builds the
 // plan. A nil plan means eager: the request goes through unchanged.
-func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*toolPlan, error) {
+func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, be backends.Backend) (*toolPlan, error) {
 	if s.opt.State == nil {
 		return nil, nil
 	}
@@ -102,6 +106,9 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte) (*to
 		hybrid:     hybrid,
 		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
 		clientMsgs: len(env.Messages),
+	}
+	if c, ok := be.(backends.ToolConstrainer); ok && c.ConstrainsTools() {
+		p.mask = true
 	}
 
 	var splices []state.Splice
@@ -205,15 +212,32 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 	return body, nil
 }
 
-// toolsArray is the tools the engine sees under remove: the meta-tools, then the loaded
-// tools in load order.
+// toolsArray is the tools the engine sees: the meta-tools, then under mask the whole
+// catalog in its fixed order (the same bytes whatever is loaded), under remove the loaded
+// tools in load order (so loads only append).
 func (s *Server) toolsArray(p *toolPlan) []byte {
 	defs := meta.Definitions(s.opt.AutoLoad)
 	tools := bytes.TrimSuffix(defs, []byte("]"))
+	if p.mask {
+		return append(append(append([]byte(nil), tools...), ','), p.cat.Render()[1:]...)
+	}
 	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
 		return append(append(append([]byte(nil), tools...), ','), loaded[1:]...)
 	}
 	return append(append([]byte(nil), tools...), ']')
+}
+
+// allowed is what a constraining backend lets the model call: the meta-tools and the
+// active loaded tools. Nil when the backend does not constrain.
+func (s *Server) allowed(p *toolPlan) []string {
+	if !p.mask {
+		return nil
+	}
+	names := []string{meta.SearchTools}
+	if !s.opt.AutoLoad {
+		names = append(names, meta.LoadTool)
+	}
+	return append(names, s.active(p)...)
 }
 
 func boolJSON(b bool) string {
