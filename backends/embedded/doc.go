@@ -1,0 +1,52 @@
+// Package embedded is an in-process inference engine: llama.cpp, through the cgo bindings
+// in github.com/ollama/ollama/llama, behind the backends.Backend interface. It exists so
+// that the gateway owns the logits: a Masker can forbid tokens exactly at every decoding
+// step, which a remote engine only approximates with a grammar.
+//
+// Everything but this file and options.go is behind the build tag llamacpp, so the
+// default build stays pure Go. Building with the tag needs a C/C++ toolchain, Debian's
+// nlohmann-json3-dev and libstb-dev, and the project's miniaudio stand-in header:
+//
+//	CGO_CPPFLAGS="-I$PWD/internal/enginetest/cinclude" go test -tags llamacpp ./backends/embedded
+//
+// # Requests
+//
+// A request is decoded as an OpenAI chat completion. Its messages and tools are rendered
+// with the model's own Jinja chat template (tokenizer.chat_template in the GGUF), with
+// add_generation_prompt, and tokenized with special tokens parsed. The template engine is
+// github.com/ardanlabs/jinja: on the tiny test model's ChatML/Hermes template it matches
+// Python's Jinja2 with Hugging Face's tojson byte for byte once values are passed as
+// ordered dicts, which this package builds from the client's own JSON so tool schemas keep
+// the client's key order. github.com/nikolalohinski/gonja/v2 renders the same template,
+// but its tojson is Go's json.Marshal: compact separators, sorted keys and \u003c-escaped
+// HTML characters, so the tool catalog would not be the bytes the model was trained on.
+// The template gets bos_token and eos_token as empty strings; the tokenizer adds the BOS
+// token when the model asks for one.
+//
+// Sampling runs in Go on a copy of the logits: the mask, then temperature (0 is greedy),
+// top_k (an extension field), top_p and a seeded PCG source. Generation ends at an
+// end-of-generation token, a stop string, max_tokens (or max_completion_tokens) or the
+// slot's context. When the request has tools, text from the first "<tool_call>" on is
+// held back and parsed as Hermes tool calls (<tool_call>{"name": ..., "arguments":
+// ...}</tool_call>); calls that parse become OpenAI tool_calls with finish_reason
+// "tool_calls", text that does not parse is returned as content.
+//
+// # Prefix reuse
+//
+// The llama.cpp context holds Slots sequences. Each slot remembers the tokens its KV cache
+// holds. A request takes the slot sharing the longest token prefix with its prompt (the
+// least recently used one when none shares any), drops the rest of that slot's cache with
+// KvCacheSeqRm, and decodes only the new tokens, 512 at a time. The reused count is exact
+// and reported as usage.prompt_tokens_details.cached_tokens with backends.CacheReported.
+// At least one prompt token is always decoded, for its logits.
+//
+// # Concurrency
+//
+// One worker goroutine owns the llama.cpp context and runs one request at a time.
+// Requests wait in a queue of QueueSize; a request that finds it full gets a 429 with
+// Retry-After: 1. The worker checks the request's context before every llama_decode
+// call, so a cancelled client stops prefill or generation within one step. A stream's
+// chunks are handed over an unbuffered channel, so a slow reader holds the worker.
+//
+// The package never writes to the client and reads no environment variables.
+package embedded

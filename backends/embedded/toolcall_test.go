@@ -1,0 +1,55 @@
+//go:build llamacpp
+
+package embedded
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseHermesCalls(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []parsedCall
+		wantErr    bool
+	}{
+		{"one", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>", []parsedCall{{"a", `{"x":1}`}}, false},
+		{"two", "<tool_call>{\"name\":\"a\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"b.c\",\"arguments\":{\"y\":[1,2]}}</tool_call>",
+			[]parsedCall{{"a", `{}`}, {"b.c", `{"y":[1,2]}`}}, false},
+		{"unclosed at end of turn", "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n", []parsedCall{{"a", `{}`}}, false},
+		{"arguments as a string", `<tool_call>{"name":"a","arguments":"{\"x\":1}"}</tool_call>`, []parsedCall{{"a", `{"x":1}`}}, false},
+		{"no arguments", `<tool_call>{"name":"a"}</tool_call>`, []parsedCall{{"a", `{}`}}, false},
+		{"no name", `<tool_call>{"arguments":{}}</tool_call>`, nil, true},
+		{"not json", `<tool_call>get_weather(Paris)</tool_call>`, nil, true},
+		{"text after", "<tool_call>{\"name\":\"a\"}</tool_call> and more", nil, true},
+		{"truncated json", `<tool_call>{"name":"a","argu`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseHermesCalls(tt.text)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(parsedCall{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParseHermesCalls(f *testing.F) {
+	f.Add("<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>")
+	f.Add("<tool_call>{\"name\":\"a\"}</tool_call><tool_call>")
+	f.Fuzz(func(t *testing.T, text string) {
+		calls, err := parseHermesCalls(text)
+		if err == nil && len(calls) == 0 {
+			t.Error("no error and no calls")
+		}
+		for _, c := range calls {
+			if c.name == "" || c.args == "" {
+				t.Errorf("empty call %+v", c)
+			}
+		}
+	})
+}

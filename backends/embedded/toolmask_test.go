@@ -1,0 +1,95 @@
+//go:build llamacpp
+
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/maskgate/maskgate/backends"
+)
+
+var calledName = regexp.MustCompile(`"name":\s*"([^"]*)"`)
+
+// names returns the tool names a whole answer called, from its tool_calls or, for a call
+// cut off by max_tokens, from the text.
+func names(t *testing.T, body []byte) []string {
+	t.Helper()
+	var c struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Function struct{ Name string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	m := c.Choices[0].Message
+	for _, tc := range m.ToolCalls {
+		out = append(out, tc.Function.Name)
+	}
+	if m.Content != nil {
+		for _, sub := range calledName.FindAllStringSubmatch(*m.Content, -1) {
+			out = append(out, sub[1])
+		}
+	}
+	return out
+}
+
+// TestMask_DisabledNamesNeverComeOut: the model is forced into a tool call
+// (tool_choice "required"); with every tool allowed its random weights pick names all
+// over the catalog, shared prefixes included; with the loaded set narrowed to one name
+// (and its prefix-sharing sibling disabled) every call names that one tool.
+func TestMask_DisabledNamesNeverComeOut(t *testing.T) {
+	b := newBackend(t, Options{})
+	var tools []map[string]any
+	catalog := []string{"get_file", "get_files", "git.commit", "git.config", "send_email", "list_events", "create_issue", "delete_row"}
+	for _, n := range catalog {
+		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+	}
+	run := func(allowed []string, seed int) []string {
+		body := chatBody(t, map[string]any{
+			"messages":    []map[string]any{{"role": "user", "content": "do it"}},
+			"tools":       tools,
+			"tool_choice": "required",
+			"max_tokens":  24,
+			"seed":        seed,
+			"temperature": 1.0,
+		})
+		resp, err := b.ChatCompletion(context.Background(), &backends.Request{Body: body, Model: "tiny", Allowed: allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(t, resp.Body)
+	}
+
+	seen := map[string]int{}
+	for seed := range 20 {
+		for _, n := range run(nil, seed) {
+			seen[n]++
+		}
+	}
+	t.Logf("unrestricted, names called over 20 seeds: %v", seen)
+	if seen["get_file"] == 0 && len(seen) < 2 {
+		t.Fatalf("the unrestricted model never strayed from one name (%v): this test would prove nothing", seen)
+	}
+
+	for seed := range 20 {
+		got := run([]string{"get_files"}, seed)
+		if len(got) == 0 {
+			t.Errorf("seed %d: a required call produced no name", seed)
+		}
+		for _, n := range got {
+			if n != "get_files" {
+				t.Errorf("seed %d: called %q with only get_files loaded", seed, n)
+			}
+		}
+	}
+}
