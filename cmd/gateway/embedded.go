@@ -1,7 +1,11 @@
+//go:build !llamacpp
+
 package main
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/config"
@@ -21,3 +25,6 @@ func addEmbeddedModel(cfg *config.Config, file string) error {
 }
 
 func newEmbedded(config.Backend) (backends.Backend, error) { return nil, errNoEmbedded }
+
+// demoBackends has no demo to offer without the embedded engine.
+func demoBackends(context.Context, *slog.Logger) []config.Backend { return nil }

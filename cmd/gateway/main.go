@@ -83,6 +83,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	transport := newTransport()
 	if len(cfg.Backends) == 0 {
 		cfg.Backends = discover(ctx, defaultEngines, transport, log)
+		if len(cfg.Backends) == 0 && *configPath == "" {
+			cfg.Backends = demoBackends(ctx, log)
+		}
 	}
 	ups, err := buildUpstreams(cfg, transport, getenv)
 	if err != nil {

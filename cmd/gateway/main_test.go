@@ -43,16 +43,6 @@ func TestRun_MissingKeyVariableExits2WithoutLeakingAnything(t *testing.T) {
 	}
 }
 
-func TestRun_ModelFlagWithoutEmbeddedEngineSaysHowToGetIt(t *testing.T) {
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"-model", "x.gguf"}, func(string) string { return "" }, &stderr); code != 2 {
-		t.Fatalf("exit %d, want 2", code)
-	}
-	if !strings.Contains(stderr.String(), "-tags llamacpp") {
-		t.Errorf("stderr %q", stderr.String())
-	}
-}
-
 func TestBuildUpstreams_SecretsComeFromTheEnvironment(t *testing.T) {
 	var gotAuth string
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,58 @@
+//go:build llamacpp
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/embedded"
+	"github.com/maskgate/maskgate/bench/tinymodel"
+	"github.com/maskgate/maskgate/config"
+)
+
+// addEmbeddedModel routes every model name to an embedded engine serving file.
+func addEmbeddedModel(cfg *config.Config, file string) error {
+	if _, err := os.Stat(file); err != nil {
+		return fmt.Errorf("model file: %w", err)
+	}
+	cfg.Backends = append(cfg.Backends, config.Backend{Name: "embedded", Kind: "embedded", Model: file, Models: []string{"*"}})
+	return nil
+}
+
+func newEmbedded(b config.Backend) (backends.Backend, error) {
+	return embedded.New(embedded.Options{ModelPath: b.Model})
+}
+
+// demoBackends serves the random-weight demo model when nothing else was found, so a
+// llamacpp build answers out of the box; it says loudly what it is.
+func demoBackends(ctx context.Context, log *slog.Logger) []config.Backend {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, "maskgate", "models", "demo-tiny.gguf")
+	if _, err := os.Stat(path); err != nil {
+		tokDir, err := tinymodel.OllamaTokenizerDir(ctx)
+		if err == nil {
+			var v *tinymodel.Vocab
+			if v, err = tinymodel.LoadVocab(tokDir); err == nil {
+				if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+					err = tinymodel.WriteFile(path, v, tinymodel.Options{})
+				}
+			}
+		}
+		if err != nil {
+			log.Warn("could not make the demo model", "error", err)
+			return nil
+		}
+	}
+	log.Warn("serving the RANDOM-WEIGHT demo model: its answers are noise. Serve a real model with "+
+		"-model FILE.gguf, or start llama-server, vLLM or Ollama on their default ports, or write a config (examples/gateway.yaml)",
+		"model", path)
+	return []config.Backend{{Name: "embedded", Kind: "embedded", Model: path, Models: []string{"*"}}}
+}
