@@ -5,7 +5,6 @@ package gateway_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/maskgate/maskgate/backends/embedded"
@@ -41,15 +39,7 @@ func TestE2E_OpenAIGoThroughGatewayToEmbeddedEngine(t *testing.T) {
 		Upstreams: []gateway.Upstream{{Name: "embedded", Kind: "embedded", Models: []string{"*"}, Backend: be}},
 	}))
 	defer gw.Close()
-	var lastHeader http.Header
-	client := openai.NewClient(option.WithBaseURL(gw.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0),
-		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			resp, err := next(r)
-			if resp != nil {
-				lastHeader = resp.Header
-			}
-			return resp, err
-		}))
+	client, last := sdkClient(gw.URL)
 	ctx := t.Context()
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a test assistant."), openai.UserMessage("Say something.")}
 
@@ -70,8 +60,8 @@ func TestE2E_OpenAIGoThroughGatewayToEmbeddedEngine(t *testing.T) {
 			if turn == 1 && (cached == 0 || cached >= acc.Usage.PromptTokens) {
 				t.Errorf("repeated prompt: %d cached of %d", cached, acc.Usage.PromptTokens)
 			}
-			if lastHeader.Get(gateway.HeaderCache) != "reported" {
-				t.Errorf("%s = %q", gateway.HeaderCache, lastHeader.Get(gateway.HeaderCache))
+			if last().Get(gateway.HeaderCache) != "reported" {
+				t.Errorf("%s = %q", gateway.HeaderCache, last().Get(gateway.HeaderCache))
 			}
 		}
 	})
@@ -87,8 +77,8 @@ func TestE2E_OpenAIGoThroughGatewayToEmbeddedEngine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lastHeader.Get(gateway.HeaderStrategy) != "mask" {
-			t.Errorf("%s = %q, want mask", gateway.HeaderStrategy, lastHeader.Get(gateway.HeaderStrategy))
+		if last().Get(gateway.HeaderStrategy) != "mask" {
+			t.Errorf("%s = %q, want mask", gateway.HeaderStrategy, last().Get(gateway.HeaderStrategy))
 		}
 		m := resp.Choices[0].Message
 		if len(m.ToolCalls) == 0 && !calledGetWeather(m.Content) {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,15 +37,7 @@ func TestE2E_OpenAIGoThroughGatewayToRealOllama(t *testing.T) {
 		Upstreams: []gateway.Upstream{{Name: "ollama", Kind: "ollama", Models: []string{"*"}, Backend: be}},
 	}))
 	defer gw.Close()
-	var lastHeader http.Header
-	client := openai.NewClient(option.WithBaseURL(gw.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0),
-		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			resp, err := next(r)
-			if resp != nil {
-				lastHeader = resp.Header
-			}
-			return resp, err
-		}))
+	client, last := sdkClient(gw.URL)
 	ctx := t.Context()
 	user := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("You are a test assistant."),
@@ -61,7 +54,7 @@ func TestE2E_OpenAIGoThroughGatewayToRealOllama(t *testing.T) {
 		if len(resp.Choices) != 1 || resp.Choices[0].Message.Role != "assistant" || resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 {
 			t.Errorf("response %+v", resp)
 		}
-		if got := lastHeader.Get(gateway.HeaderCache); got != "estimated" {
+		if got := last().Get(gateway.HeaderCache); got != "estimated" {
 			t.Errorf("%s = %q, want estimated (Ollama reports no cached count)", gateway.HeaderCache, got)
 		}
 	})
@@ -108,7 +101,7 @@ func TestE2E_OpenAIGoThroughGatewayToRealOllama(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := lastHeader.Get(gateway.HeaderStrategy); got != "mask" {
+			if got := last().Get(gateway.HeaderStrategy); got != "mask" {
 				t.Errorf("%s = %q, want mask", gateway.HeaderStrategy, got)
 			}
 			for _, tc := range resp.Choices[0].Message.ToolCalls {
@@ -215,5 +208,27 @@ func TestE2E_ToolLoopOnRealOllama(t *testing.T) {
 	t.Logf("the loaded tool was called in %d of 4 conversations", called)
 	if called == 0 {
 		t.Error("the loaded tool was never called: progressive loading did not make it callable")
+	}
+}
+
+// sdkClient is the official Go SDK pointed at a gateway, without retries; last returns the
+// headers of the latest response, where the gateway says what it did.
+func sdkClient(gatewayURL string) (openai.Client, func() http.Header) {
+	var mu sync.Mutex
+	var header http.Header
+	client := openai.NewClient(option.WithBaseURL(gatewayURL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(r)
+			if resp != nil {
+				mu.Lock()
+				header = resp.Header
+				mu.Unlock()
+			}
+			return resp, err
+		}))
+	return client, func() http.Header {
+		mu.Lock()
+		defer mu.Unlock()
+		return header
 	}
 }
