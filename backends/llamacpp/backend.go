@@ -1,0 +1,212 @@
+package llamacpp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/maskgate/maskgate/backends"
+)
+
+// GrammarFunc builds the grammar members of a /completion body for one request: a JSON
+// object whose members (grammar, grammar_lazy, grammar_triggers, preserved_tokens; see
+// tools/server/README.md, "POST /completion", and DESIGN.md "Engines") are merged into the
+// body after the ones this package writes. allowed are the tools the model may call;
+// required says the model must call one of them. The result must be deterministic for
+// equal arguments, and must not repeat a member this package writes.
+type GrammarFunc func(allowed []string, required bool) (fields json.RawMessage, err error)
+
+// Options configure a Backend. The zero value of each field is its default.
+type Options struct {
+	// Name is the backend's name in the configuration, used in errors and logs.
+	Name string
+	// BaseURL is the llama-server root (e.g. http://127.0.0.1:8080), without /v1.
+	// Required.
+	BaseURL string
+	// Transport makes the upstream calls. If nil, a transport private to this backend
+	// with the standard library's defaults is used.
+	Transport http.RoundTripper
+	// Timeout bounds the wait for each upstream response's headers. llama-server sends the
+	// headers of a /completion without "stream" with the whole answer, so there it bounds
+	// the whole generation; a stream may run for as long as it produces. If zero,
+	// 10 minutes.
+	Timeout time.Duration
+	// Now is the clock for the responses' "created". If nil, time.Now.
+	Now func() time.Time
+	// Grammar constrains tool calls to the allowed set. If nil, no grammar is sent, the
+	// model may call any tool in the prompt, and ConstrainsTools reports false.
+	Grammar GrammarFunc
+	// MaxLine caps one SSE line from the upstream. If zero, sse.DefaultMaxLine.
+	MaxLine int
+	// MaxResponseBytes caps a non-streaming response body. If zero, 64 MiB.
+	MaxResponseBytes int64
+}
+
+// Backend translates OpenAI chat completions to llama-server's /apply-template and
+// /completion.
+type Backend struct {
+	opt    Options
+	client *http.Client
+	base   string
+	newID  func(prefix string) string // tests make ids predictable
+}
+
+var (
+	_ backends.Backend         = (*Backend)(nil)
+	_ backends.ModelLister     = (*Backend)(nil)
+	_ backends.Pinger          = (*Backend)(nil)
+	_ backends.ToolConstrainer = (*Backend)(nil)
+)
+
+// New returns a Backend for o, or an error naming what is wrong.
+func New(o Options) (*Backend, error) {
+	if o.BaseURL == "" {
+		return nil, fmt.Errorf("backend %q: url is required (the llama-server root, e.g. http://127.0.0.1:8080)", o.Name)
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("backend %q: url %q must be an http:// or https:// server root, e.g. http://127.0.0.1:8080", o.Name, o.BaseURL)
+	}
+	if p := strings.TrimRight(u.Path, "/"); strings.HasSuffix(p, "/v1") {
+		return nil, fmt.Errorf("backend %q: url %q must be the llama-server root; drop \"/v1\" (use kind openai for its /v1)", o.Name, o.BaseURL)
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = 64 << 20
+	}
+	return &Backend{
+		opt:    o,
+		client: &http.Client{Transport: o.Transport},
+		base:   strings.TrimRight(o.BaseURL, "/"),
+		newID:  func(prefix string) string { return prefix + rand.Text() },
+	}, nil
+}
+
+// ConstrainsTools reports whether the backend enforces Request.Allowed with a grammar.
+func (b *Backend) ConstrainsTools() bool { return b.opt.Grammar != nil }
+
+// ChatCompletion renders the prompt with POST /apply-template, then generates with
+// POST /completion. For a stream it returns once llama-server has sent its first event,
+// so that a failure before any output is still a plain error.
+func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	p, err := parseRequest(req.Body, req.Allowed)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := templateBody(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := b.applyTemplate(ctx, tmpl)
+	if err != nil {
+		return nil, err
+	}
+	var grammar json.RawMessage
+	if p.calls && b.opt.Grammar != nil {
+		if grammar, err = b.opt.Grammar(p.allowed, p.required); err != nil {
+			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
+		}
+	}
+	body, err := completionBody(prompt, p, req.Stream, grammar)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %w", b.opt.Name, err)
+	}
+	m := meta{id: b.newID("chatcmpl-"), created: b.opt.Now().Unix(), model: req.Model, newCallID: func() string { return b.newID("call_") }}
+	out := &backends.Response{Cache: backends.CacheReported}
+	if req.Stream {
+		s, err := b.startStream(ctx, body, p, m)
+		if err != nil {
+			return nil, err
+		}
+		out.Stream = s
+		return out, nil
+	}
+	raw, err := b.post(ctx, "/completion", body, false)
+	if err != nil {
+		return nil, err
+	}
+	var r completionResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, b.badAnswer("/completion", err)
+	}
+	c := wholeCompletion(&r, p, m)
+	if out.Body, err = json.Marshal(c); err != nil {
+		return nil, fmt.Errorf("backend %q: encode response: %w", b.opt.Name, err)
+	}
+	return out, nil
+}
+
+// applyTemplate asks llama-server for the prompt its chat template renders.
+func (b *Backend) applyTemplate(ctx context.Context, body []byte) (string, error) {
+	raw, err := b.post(ctx, "/apply-template", body, false)
+	if err != nil {
+		return "", err
+	}
+	var t struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil || t.Prompt == nil {
+		if err == nil {
+			err = fmt.Errorf("no \"prompt\" in %s", clip(string(raw)))
+		}
+		return "", b.badAnswer("/apply-template", err)
+	}
+	return *t.Prompt, nil
+}
+
+func (b *Backend) badAnswer(path string, err error) error {
+	return &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_bad_response",
+		Message: fmt.Sprintf("backend %q answered %s with something that is not llama-server's response; check that its url is a llama-server root", b.opt.Name, path),
+		Err:     err}
+}
+
+// meta is what every response and chunk of one call shares.
+type meta struct {
+	id        string
+	created   int64
+	model     string
+	newCallID func() string
+}
+
+// ListModels asks GET /v1/models.
+func (b *Backend) ListModels(ctx context.Context) ([]string, error) {
+	raw, err := b.get(ctx, "/v1/models")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, b.badAnswer("/v1/models", err)
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+// Ping asks GET /health, which answers 200 once the model is loaded and 503 while it
+// loads (tools/server/README.md, "GET /health").
+func (b *Backend) Ping(ctx context.Context) error {
+	_, err := b.get(ctx, "/health")
+	return err
+}

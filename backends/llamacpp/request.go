@@ -1,0 +1,275 @@
+package llamacpp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+// params is what the translation reads of a client's request.
+type params struct {
+	// calls says the completion text may hold tool calls to parse: the request has tools
+	// and its tool_choice is not "none". Only then is a grammar asked for.
+	calls bool
+	// allowed are the tools the model may call and required says it must call one, as
+	// tool_choice and Request.Allowed narrow them.
+	allowed  []string
+	required bool
+	sampling sampling
+}
+
+// sampling are the /completion options mapped from the OpenAI request
+// (tools/server/README.md, "POST /completion", Options). Zero values are left out so
+// that llama-server's defaults apply.
+type sampling struct {
+	NPredict         *int     `json:"n_predict,omitempty"`
+	Temperature      *float64 `json:"temperature,omitempty"`
+	TopK             *int     `json:"top_k,omitempty"`
+	TopP             *float64 `json:"top_p,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+	PresencePenalty  *float64 `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty"`
+}
+
+// clientRequest is oai.ChatRequest less the messages, which only llama-server reads, plus
+// top_k, which OpenAI lacks but llama.cpp and vLLM clients send.
+type clientRequest struct {
+	Tools               []oai.Tool      `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Temperature         *float64        `json:"temperature"`
+	TopK                *int            `json:"top_k"`
+	TopP                *float64        `json:"top_p"`
+	Seed                *int64          `json:"seed"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stop                json.RawMessage `json:"stop"`
+	N                   *int            `json:"n"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+}
+
+func badRequest(param, format string, args ...any) error {
+	return &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// parseRequest reads the options of body. allowed is Request.Allowed: when non-nil the
+// only tools the model may call, else every tool in the request.
+func parseRequest(body []byte, allowed []string) (*params, error) {
+	var r clientRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, badRequest("", "request body is not a chat completion request: %v", err)
+	}
+	if r.N != nil && *r.N != 1 {
+		return nil, badRequest("n", "llama-server backends generate one choice; leave n unset or 1")
+	}
+	p := &params{sampling: sampling{
+		NPredict:         r.MaxTokens,
+		Temperature:      r.Temperature,
+		TopK:             r.TopK,
+		TopP:             r.TopP,
+		Seed:             r.Seed,
+		PresencePenalty:  r.PresencePenalty,
+		FrequencyPenalty: r.FrequencyPenalty,
+	}}
+	if r.MaxCompletionTokens != nil {
+		p.sampling.NPredict = r.MaxCompletionTokens
+	}
+	stop, err := stopWords(r.Stop)
+	if err != nil {
+		return nil, err
+	}
+	p.sampling.Stop = stop
+
+	if len(r.Tools) == 0 {
+		return p, nil
+	}
+	base := allowed
+	if base == nil {
+		base = make([]string, 0, len(r.Tools))
+		for _, t := range r.Tools {
+			base = append(base, t.Function.Name)
+		}
+	}
+	return p, p.toolChoice(r.ToolChoice, base)
+}
+
+// toolChoice applies the request's tool_choice to base, the tools the model may call.
+func (p *params) toolChoice(raw json.RawMessage, base []string) error {
+	p.calls, p.allowed = true, base
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		switch s {
+		case "auto":
+		case "none":
+			p.calls, p.allowed = false, nil
+		case "required":
+			p.required = true
+		default:
+			return badRequest("tool_choice", "tool_choice %q is not one of \"none\", \"auto\", \"required\"", s)
+		}
+		return nil
+	}
+	var c struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+		AllowedTools struct {
+			Mode  string `json:"mode"`
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		} `json:"allowed_tools"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return badRequest("tool_choice", "tool_choice must be a string or an object: %v", err)
+	}
+	switch c.Type {
+	case "function":
+		if !contains(base, c.Function.Name) {
+			return badRequest("tool_choice", "tool_choice names %q, which is not a tool the model may call", c.Function.Name)
+		}
+		p.allowed, p.required = []string{c.Function.Name}, true
+	case "allowed_tools":
+		named := make(map[string]bool, len(c.AllowedTools.Tools))
+		for _, t := range c.AllowedTools.Tools {
+			named[t.Function.Name] = true
+		}
+		var narrowed []string // in base's order, so equal sets give equal grammars
+		for _, n := range base {
+			if named[n] {
+				narrowed = append(narrowed, n)
+			}
+		}
+		switch c.AllowedTools.Mode {
+		case "", "auto":
+		case "required":
+			p.required = true
+		default:
+			return badRequest("tool_choice", "tool_choice.allowed_tools.mode %q is not \"auto\" or \"required\"", c.AllowedTools.Mode)
+		}
+		if narrowed == nil {
+			narrowed = []string{}
+			if p.required {
+				return badRequest("tool_choice", "tool_choice.allowed_tools names no tool the model may call, yet mode is \"required\"")
+			}
+		}
+		p.allowed = narrowed
+	default:
+		return badRequest("tool_choice", "tool_choice type %q is not \"function\" or \"allowed_tools\"", c.Type)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// stopWords reads OpenAI's stop: a string, an array of strings, or null.
+func stopWords(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("stop", "stop must be a string or an array of strings")
+	}
+	return many, nil
+}
+
+// templateBody is the POST /apply-template body: the client's own messages and tools
+// bytes, unchanged, so the rendered prompt depends on nothing the gateway decides
+// (tools/server/README.md, "POST /apply-template": messages as for /v1/chat/completions;
+// tools are rendered when llama-server runs with --jinja). tool_choice is left out on
+// purpose: the prompt must not change when the choice does. chat_template_kwargs, when
+// the client sent it, travels too.
+func templateBody(body []byte) ([]byte, error) {
+	o, err := oai.ParseObject(body)
+	if err != nil {
+		return nil, badRequest("", "request body is not a JSON object: %v", err)
+	}
+	msgs, ok := o.Get("messages")
+	if !ok || string(msgs) == "null" {
+		return nil, badRequest("messages", "missing required parameter: 'messages'")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"messages":`)
+	b.Write(msgs)
+	if tools, ok := o.Get("tools"); ok && string(tools) != "null" {
+		b.WriteString(`,"tools":`)
+		b.Write(tools)
+	}
+	if kw, ok := o.Get("chat_template_kwargs"); ok && string(kw) != "null" {
+		b.WriteString(`,"chat_template_kwargs":`)
+		b.Write(kw)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// completionRequest is the POST /completion body this package writes; the grammar
+// members follow it. Field order is fixed, so equal requests give equal bytes.
+type completionRequest struct {
+	Prompt      string `json:"prompt"`
+	CachePrompt bool   `json:"cache_prompt"`
+	sampling
+	Stream bool `json:"stream"`
+}
+
+// completionBody builds the /completion body: the rendered prompt, cache_prompt (reuse
+// the KV cache for the common prefix; tools/server/README.md, "POST /completion"), the
+// sampling options, stream, and then the members of grammar, a JSON object, in its order.
+func completionBody(prompt string, p *params, stream bool, grammar json.RawMessage) ([]byte, error) {
+	// Without HTML escaping, so the prompt's special tokens read as the template wrote them.
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(completionRequest{Prompt: prompt, CachePrompt: true, sampling: p.sampling, Stream: stream}); err != nil {
+		return nil, fmt.Errorf("encode /completion body: %w", err)
+	}
+	body := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
+	if len(bytes.TrimSpace(grammar)) == 0 {
+		return body, nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(grammar, &members); err != nil || members == nil {
+		return nil, fmt.Errorf("grammar fields are not a JSON object: %.64q", grammar)
+	}
+	own, _ := oai.ParseObject(body)
+	for k := range members {
+		if _, dup := own.Get(k); dup {
+			return nil, fmt.Errorf("grammar fields repeat %q, which the backend writes itself", k)
+		}
+	}
+	inner := bytes.TrimSpace(grammar)
+	inner = bytes.TrimSpace(inner[1 : len(inner)-1])
+	if len(inner) == 0 {
+		return body, nil
+	}
+	out := make([]byte, 0, len(body)+len(inner)+1)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, ',')
+	out = append(out, inner...)
+	return append(out, '}'), nil
+}

@@ -1,0 +1,90 @@
+package llamacpp
+
+import (
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+// completionResult is what this package reads of a /completion answer, whole or one
+// streamed event (tools/server/README.md, "POST /completion", Response format). In a
+// stream every event carries content and stop; the last one, with stop true, carries the
+// rest.
+type completionResult struct {
+	Content         string   `json:"content"`
+	Stop            bool     `json:"stop"`
+	StopType        string   `json:"stop_type"` // none, eos, limit, word
+	Truncated       bool     `json:"truncated"`
+	TokensPredicted int      `json:"tokens_predicted"`
+	TokensEvaluated int      `json:"tokens_evaluated"`
+	TokensCached    int      `json:"tokens_cached"`
+	Timings         *timings `json:"timings"`
+}
+
+// timings are the token counts of llama-server's "timings": prompt_n prompt tokens
+// evaluated by this request, cache_n prompt tokens reused from the slot's KV cache,
+// predicted_n tokens generated.
+type timings struct {
+	CacheN     int `json:"cache_n"`
+	PromptN    int `json:"prompt_n"`
+	PredictedN int `json:"predicted_n"`
+}
+
+// usage is the OpenAI usage of a finished completion. The prompt is every prompt token,
+// evaluated or reused: timings.prompt_n counts only those evaluated, so the cached ones
+// are added back, which is what tokens_evaluated ("tokens evaluated in total from the
+// prompt") reports too; it is the fallback when timings are missing.
+func usage(r *completionResult) *oai.Usage {
+	u := &oai.Usage{PromptTokens: r.TokensEvaluated, CompletionTokens: r.TokensPredicted}
+	cached := r.TokensCached
+	if t := r.Timings; t != nil {
+		u.PromptTokens = t.PromptN + t.CacheN
+		u.CompletionTokens = t.PredictedN
+		cached = t.CacheN
+	}
+	cached = min(cached, u.PromptTokens)
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.PromptTokensDetails = &oai.PromptTokensDetails{CachedTokens: cached}
+	return u
+}
+
+// finishReason maps stop_type: a generation cut by n_predict or by the context is
+// "length", whatever it holds; one that made calls is "tool_calls"; else "stop".
+func finishReason(r *completionResult, calls int) string {
+	switch {
+	case r.StopType == "limit" || r.Truncated:
+		return oai.FinishLength
+	case calls > 0:
+		return oai.FinishToolCalls
+	default:
+		return oai.FinishStop
+	}
+}
+
+// wholeCompletion is the chat.completion for a whole /completion answer.
+func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion {
+	msg := oai.ResponseMessage{Role: "assistant"}
+	if !p.calls {
+		msg.Content = &r.Content
+	} else {
+		var text string
+		for _, pc := range splitText(r.Content) {
+			if pc.call == nil {
+				text += pc.text
+				continue
+			}
+			call := *pc.call
+			call.ID = m.newCallID()
+			msg.ToolCalls = append(msg.ToolCalls, call)
+		}
+		if text != "" || len(msg.ToolCalls) == 0 {
+			msg.Content = &text
+		}
+	}
+	return &oai.ChatCompletion{
+		ID:      m.id,
+		Object:  "chat.completion",
+		Created: m.created,
+		Model:   m.model,
+		Choices: []oai.Choice{{Message: msg, FinishReason: finishReason(r, len(msg.ToolCalls))}},
+		Usage:   usage(r),
+	}
+}

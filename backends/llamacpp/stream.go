@@ -1,0 +1,189 @@
+package llamacpp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/sse"
+)
+
+// stream reads llama-server's /completion event stream and yields chat.completion.chunk
+// objects. llama-server sends one "data: {...}" event per generated piece and ends with
+// the event whose "stop" is true, which carries stop_type and timings; it sends no
+// "[DONE]" on this endpoint, so a stream that ends before "stop": true is truncated
+// (tools/server/README.md, "POST /completion", Response format: "In streaming mode
+// (stream), only content, tokens and stop will be returned until end of completion").
+type stream struct {
+	body   io.ReadCloser
+	r      *sse.Reader
+	cancel context.CancelCauseFunc
+	parent context.Context // the caller's; when done, its cause says why the stream broke
+	name   string
+	c      *chunker
+	queue  [][]byte
+	err    error // what Next returns once the queue is empty: io.EOF after "stop": true
+}
+
+var errStreamClosed = errors.New("stream closed")
+
+// startStream sends the /completion request and reads its first event, so that a failure
+// before any output is a plain error and the gateway has not yet committed its headers.
+func (b *Backend) startStream(ctx context.Context, body []byte, p *params, m meta) (*stream, error) {
+	resp, cancel, err := b.open(ctx, "/completion", body, true)
+	if err != nil {
+		return nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream") {
+		resp.Body.Close()
+		cancel(nil)
+		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_not_streaming",
+			Message: fmt.Sprintf("backend %q answered a streaming /completion with %q instead of an event stream", b.opt.Name, ct)}
+	}
+	s := &stream{body: resp.Body, r: sse.NewReader(resp.Body, b.opt.MaxLine), cancel: cancel, parent: ctx,
+		name: b.opt.Name, c: &chunker{p: p, m: m}}
+	s.fill()
+	if len(s.queue) == 0 && s.err != nil {
+		s.Close()
+		return nil, s.err
+	}
+	return s, nil
+}
+
+func (s *stream) Next() ([]byte, error) {
+	for len(s.queue) == 0 {
+		if s.err != nil {
+			return nil, s.err
+		}
+		s.fill()
+	}
+	ch := s.queue[0]
+	s.queue = s.queue[1:]
+	return ch, nil
+}
+
+// fill reads one event into the queue, or sets the error that ends the stream.
+func (s *stream) fill() {
+	ev, err := s.r.Next()
+	if err != nil {
+		s.err = s.readError(err)
+		return
+	}
+	if v, ok := oai.Get(ev.Data, "error"); ev.Name == "error" || (ok && string(v) != "null") {
+		d, ok := oai.ParseErrorBody(ev.Data)
+		if !ok {
+			d.Message = string(ev.Data)
+		}
+		s.err = &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error",
+			Message: fmt.Sprintf("backend %q failed mid-stream: %s", s.name, clip(d.Message))}
+		return
+	}
+	var r completionResult
+	if err := json.Unmarshal(ev.Data, &r); err != nil {
+		s.err = &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_bad_response",
+			Message: fmt.Sprintf("backend %q sent an event that is not a /completion result", s.name), Err: err}
+		return
+	}
+	s.queue = append(s.queue, s.c.add(&r)...)
+	if r.Stop {
+		s.err = io.EOF
+	}
+}
+
+func (s *stream) readError(err error) error {
+	switch {
+	case s.parent.Err() != nil:
+		return fmt.Errorf("backend %q: %w", s.name, context.Cause(s.parent))
+	case errors.Is(err, sse.ErrLineTooLong):
+		return &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_line_too_long",
+			Message: fmt.Sprintf("backend %q sent an event line over the limit", s.name), Err: err}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("backend %q: %w", s.name, backends.ErrTruncated)
+	default: // a connection cut mid-stream
+		return fmt.Errorf("backend %q: %w: %v", s.name, backends.ErrTruncated, err)
+	}
+}
+
+// Close cancels the upstream request; llama-server stops generating when the connection
+// closes.
+func (s *stream) Close() error {
+	s.cancel(errStreamClosed)
+	err := s.body.Close()
+	if s.err == nil || len(s.queue) > 0 {
+		s.queue, s.err = nil, errStreamClosed
+	}
+	return err
+}
+
+// chunker turns /completion results into chat.completion.chunk objects as OpenAI streams
+// them: the role in the first chunk only, content deltas, each tool call as a chunk with
+// its index, id, type and name and then one with its arguments, a chunk with the finish
+// reason, and a usage chunk with no choices.
+type chunker struct {
+	p     *params
+	m     meta
+	sp    splitter
+	role  bool
+	calls int
+}
+
+func (c *chunker) add(r *completionResult) [][]byte {
+	var out [][]byte
+	if !c.role {
+		c.role = true
+		out = append(out, c.delta(oai.Delta{Role: "assistant", Content: new(string)}, nil))
+	}
+	if !c.p.calls {
+		if r.Content != "" {
+			out = append(out, c.delta(oai.Delta{Content: &r.Content}, nil))
+		}
+	} else {
+		out = c.pieces(out, c.sp.feed(r.Content))
+	}
+	if !r.Stop {
+		return out
+	}
+	if c.p.calls {
+		out = c.pieces(out, c.sp.finish())
+	}
+	finish := finishReason(r, c.calls)
+	out = append(out, c.delta(oai.Delta{}, &finish))
+	return append(out, c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{}, Usage: usage(r)}))
+}
+
+func (c *chunker) pieces(out [][]byte, ps []piece) [][]byte {
+	for _, pc := range ps {
+		if pc.call == nil {
+			text := pc.text
+			out = append(out, c.delta(oai.Delta{Content: &text}, nil))
+			continue
+		}
+		i := c.calls
+		c.calls++
+		head := oai.ToolCall{Index: &i, ID: c.m.newCallID(), Type: "function", Function: oai.FunctionCall{Name: pc.call.Function.Name}}
+		args := oai.ToolCall{Index: &i, Function: oai.FunctionCall{Arguments: pc.call.Function.Arguments}}
+		out = append(out,
+			c.delta(oai.Delta{ToolCalls: []oai.ToolCall{head}}, nil),
+			c.delta(oai.Delta{ToolCalls: []oai.ToolCall{args}}, nil))
+	}
+	return out
+}
+
+func (c *chunker) delta(d oai.Delta, finish *string) []byte {
+	return c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{{Delta: d, FinishReason: finish}}})
+}
+
+func (c *chunker) marshal(ch oai.Chunk) []byte {
+	ch.ID, ch.Object, ch.Created, ch.Model = c.m.id, "chat.completion.chunk", c.m.created, c.m.model
+	b, err := json.Marshal(ch)
+	if err != nil { // strings and numbers only: cannot fail
+		panic(err)
+	}
+	return b
+}
