@@ -12,11 +12,11 @@
 // handled because the mask is computed by walking each token's bytes through
 // the same byte automaton that [State.Accept] uses.
 //
-// Later it will also own the other renderings of the same constraint: llama.cpp
-// GBNF with lazy triggers, vLLM/SGLang structural tags, Ollama format schemas,
-// OpenAI allowed_tools and the tools-array reduction for engines that take none
-// of these. Masks are cached per (vocabulary, format, allowed set, mode) by
-// [Cache].
+// It also renders the same constraint for engines that take it as text: a llama.cpp
+// GBNF grammar with lazy triggers ([GBNF]), a vLLM/SGLang structural tag
+// ([StructuralTag]) and OpenAI's allowed_tools ([AllowedTools]); Ollama format
+// schemas and the tools-array reduction live with their backend and the gateway. Masks
+// are cached per (vocabulary, format, allowed set, mode) by [Cache].
 //
 // It must never ban tokens by name alone: biasing every token of a disabled
 // name to −∞ also bans those tokens inside allowed names that share them
