@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/config"
@@ -40,9 +40,10 @@ func newBackend(b config.Backend, key string, transport http.RoundTripper) (back
 		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
 			Transport: transport, Timeout: timeout, ReportsCache: true})
 	case "llamacpp":
-		// Its OpenAI-compatible API lives under /v1 of the server root.
-		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: strings.TrimRight(b.URL, "/") + "/v1",
-			APIKey: key, Transport: transport, Timeout: timeout, ReportsCache: true})
+		// /apply-template + /completion keep the prompt the client's bytes and take a
+		// grammar for the loaded set; llama-server's /v1 refuses a grammar with tools.
+		return llamacpp.New(llamacpp.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout,
+			Grammar: hermesGrammar})
 	case "ollama":
 		return ollama.New(ollama.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout})
 	case "embedded":
