@@ -3,7 +3,6 @@
 package embedded
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -51,14 +50,13 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 			spec.Allowed = append(spec.Allowed, t.Function.Name)
 		}
 	}
-	mode, named, err := parseChoice(r.chat.ToolChoice)
+	mode, named, _, err := masking.ParseToolChoice(r.chat.ToolChoice)
 	if err != nil {
-		return nil, err
+		return nil, badRequest("tool_choice", err.Error())
 	}
 	spec.Mode = mode
 	if named != nil {
-		spec.Allowed = intersect(spec.Allowed, named)
-		if len(spec.Allowed) == 0 {
+		if spec.Allowed = masking.Narrow(spec.Allowed, named); len(spec.Allowed) == 0 {
 			return nil, badRequest("tool_choice", "tool_choice names no tool the model may call")
 		}
 	}
@@ -72,61 +70,6 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 	}
 	st := m.NewState()
 	return &maskState{st: &st, bits: masking.NewBitset(b.model.NumVocab())}, nil
-}
-
-// parseChoice maps tool_choice onto a masking mode and, for a named function or
-// allowed_tools, the names it narrows to.
-func parseChoice(raw json.RawMessage) (masking.Mode, []string, error) {
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == `"auto"` {
-		return masking.ModeAuto, nil, nil
-	}
-	if string(raw) == `"required"` {
-		return masking.ModeRequired, nil, nil
-	}
-	var c struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-		AllowedTools struct {
-			Mode  string `json:"mode"`
-			Tools []struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		} `json:"allowed_tools"`
-	}
-	if json.Unmarshal(raw, &c) != nil {
-		return 0, nil, badRequest("tool_choice", `tool_choice must be "auto", "required", "none" or an object`)
-	}
-	switch c.Type {
-	case "function":
-		return masking.ModeRequired, []string{c.Function.Name}, nil
-	case "allowed_tools":
-		var names []string
-		for _, t := range c.AllowedTools.Tools {
-			names = append(names, t.Function.Name)
-		}
-		if c.AllowedTools.Mode == "required" {
-			return masking.ModeRequired, names, nil
-		}
-		return masking.ModeAuto, names, nil
-	}
-	return 0, nil, badRequest("tool_choice", "unknown tool_choice type "+c.Type)
-}
-
-func intersect(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				out = append(out, x)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // maskState adapts a masking.State to the engine's Masker.

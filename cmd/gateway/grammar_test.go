@@ -43,3 +43,13 @@ func TestNewBackend_LlamaCppConstrainsTools(t *testing.T) {
 		t.Error("llama-server backends must constrain tools with a grammar (strategy mask)")
 	}
 }
+
+func TestNewBackend_VLLMConstrainsTools(t *testing.T) {
+	be, err := newBackend(config.Backend{Name: "v", Kind: "vllm", URL: "http://127.0.0.1:8000/v1", Models: []string{"*"}}, "", http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := be.(backends.ToolConstrainer); !ok || !c.ConstrainsTools() {
+		t.Error("vLLM backends must constrain tools with a structural tag (strategy mask)")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/backends/vllm"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
 )
@@ -36,7 +37,9 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 func newBackend(b config.Backend, key string, transport http.RoundTripper) (backends.Backend, error) {
 	timeout := time.Duration(b.Timeout)
 	switch b.Kind {
-	case "openai", "vllm", "sglang":
+	case "vllm":
+		return vllm.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
+	case "openai", "sglang":
 		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
 			Transport: transport, Timeout: timeout, ReportsCache: true})
 	case "llamacpp":

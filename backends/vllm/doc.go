@@ -1,0 +1,13 @@
+// Package vllm is the backend for vLLM's OpenAI-compatible server with the loaded set
+// enforced while decoding.
+//
+// The request goes through as the client wrote it — the whole catalog in "tools", so the
+// prompt and the engine's prefix cache stay put — plus one member,
+// "structured_outputs": {"structural_tag": "<JSON>"}, a triggered-tags constraint
+// (masking.StructuralTag) that lets a <tool_call> name only the allowed tools, and
+// "tool_choice": "auto", since the tag itself says whether a call is required
+// (vLLM docs, "Structured Outputs": structural_tag; the guided_* fields were removed in
+// v0.12). Everything else — transport, errors, streams — is openaicompat's.
+//
+// It must not mark tools strict (vLLM would add a constraint of its own over every tool).
+package vllm
