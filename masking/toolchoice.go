@@ -44,10 +44,15 @@ func ParseToolChoice(raw []byte) (mode Mode, names []string, none bool, err erro
 		for _, t := range c.AllowedTools.Tools {
 			names = append(names, t.Function.Name)
 		}
-		if c.AllowedTools.Mode == "required" {
-			return ModeRequired, names, false, nil
+		if names == nil {
+			names = []string{} // an empty list narrows to nothing, unlike no list
 		}
-		return ModeAuto, names, false, nil
+		switch c.AllowedTools.Mode {
+		case "required":
+			return ModeRequired, names, false, nil
+		case "", "auto":
+			return ModeAuto, names, false, nil
+		}
 	}
 	return 0, nil, false, ErrToolChoice
 }

@@ -21,6 +21,7 @@ func TestParseToolChoice_MapsEveryOpenAIForm(t *testing.T) {
 		{`{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}]}}`, ModeRequired, "[a b]", false, false},
 		{`{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"b"}}]}}`, ModeAuto, "[b]", false, false},
 		{`{"type":"custom"}`, 0, "[]", false, true},
+		{`{"type":"allowed_tools","allowed_tools":{"mode":"sometimes","tools":[]}}`, 0, "[]", false, true},
 		{`"sometimes"`, 0, "[]", false, true},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/masking"
 )
 
 // params is what the translation reads of a client's request.
@@ -101,85 +102,21 @@ func parseRequest(body []byte, allowed []string) (*params, error) {
 
 // toolChoice applies the request's tool_choice to base, the tools the model may call.
 func (p *params) toolChoice(raw json.RawMessage, base []string) error {
-	p.calls, p.allowed = true, base
-	if len(raw) == 0 || string(raw) == "null" {
+	mode, named, none, err := masking.ParseToolChoice(raw)
+	if err != nil {
+		return badRequest("tool_choice", "%v", err)
+	}
+	if none {
+		p.calls, p.allowed = false, nil
 		return nil
 	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		switch s {
-		case "auto":
-		case "none":
-			p.calls, p.allowed = false, nil
-		case "required":
-			p.required = true
-		default:
-			return badRequest("tool_choice", "tool_choice %q is not one of \"none\", \"auto\", \"required\"", s)
+	p.calls, p.allowed, p.required = true, masking.Narrow(base, named), mode != masking.ModeAuto
+	if named != nil && len(p.allowed) == 0 {
+		if p.allowed = []string{}; p.required {
+			return badRequest("tool_choice", "tool_choice names %v, none of which is a tool the model may call", named)
 		}
-		return nil
-	}
-	var c struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-		AllowedTools struct {
-			Mode  string `json:"mode"`
-			Tools []struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		} `json:"allowed_tools"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return badRequest("tool_choice", "tool_choice must be a string or an object: %v", err)
-	}
-	switch c.Type {
-	case "function":
-		if !contains(base, c.Function.Name) {
-			return badRequest("tool_choice", "tool_choice names %q, which is not a tool the model may call", c.Function.Name)
-		}
-		p.allowed, p.required = []string{c.Function.Name}, true
-	case "allowed_tools":
-		named := make(map[string]bool, len(c.AllowedTools.Tools))
-		for _, t := range c.AllowedTools.Tools {
-			named[t.Function.Name] = true
-		}
-		var narrowed []string // in base's order, so equal sets give equal grammars
-		for _, n := range base {
-			if named[n] {
-				narrowed = append(narrowed, n)
-			}
-		}
-		switch c.AllowedTools.Mode {
-		case "", "auto":
-		case "required":
-			p.required = true
-		default:
-			return badRequest("tool_choice", "tool_choice.allowed_tools.mode %q is not \"auto\" or \"required\"", c.AllowedTools.Mode)
-		}
-		if narrowed == nil {
-			narrowed = []string{}
-			if p.required {
-				return badRequest("tool_choice", "tool_choice.allowed_tools names no tool the model may call, yet mode is \"required\"")
-			}
-		}
-		p.allowed = narrowed
-	default:
-		return badRequest("tool_choice", "tool_choice type %q is not \"function\" or \"allowed_tools\"", c.Type)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stopWords reads OpenAI's stop: a string, an array of strings, or null.
