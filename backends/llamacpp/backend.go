@@ -50,10 +50,9 @@ type Options struct {
 // Backend translates OpenAI chat completions to llama-server's /apply-template and
 // /completion.
 type Backend struct {
-	opt    Options
-	client *http.Client
-	base   string
-	newID  func(prefix string) string // tests make ids predictable
+	opt   Options
+	up    backends.Upstream
+	newID func(prefix string) string // tests make ids predictable
 }
 
 var (
@@ -88,10 +87,10 @@ func New(o Options) (*Backend, error) {
 		o.MaxResponseBytes = 64 << 20
 	}
 	return &Backend{
-		opt:    o,
-		client: &http.Client{Transport: o.Transport},
-		base:   strings.TrimRight(o.BaseURL, "/"),
-		newID:  func(prefix string) string { return prefix + rand.Text() },
+		opt: o,
+		up: backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
+			Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout},
+		newID: func(prefix string) string { return prefix + rand.Text() },
 	}, nil
 }
 

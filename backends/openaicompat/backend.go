@@ -1,18 +1,14 @@
 package openaicompat
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
-	"github.com/maskgate/maskgate/backends/oai"
 )
 
 // Options configure a Backend. The zero value of each field is its default.
@@ -43,9 +39,8 @@ type Options struct {
 
 // Backend forwards chat completions to an OpenAI-compatible upstream.
 type Backend struct {
-	opt    Options
-	client *http.Client
-	base   string
+	opt Options
+	up  backends.Upstream
 }
 
 var (
@@ -71,44 +66,21 @@ func New(o Options) (*Backend, error) {
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = 64 << 20
 	}
-	return &Backend{
-		opt:    o,
-		client: &http.Client{Transport: o.Transport},
-		base:   strings.TrimRight(o.BaseURL, "/"),
-	}, nil
+	b := &Backend{opt: o}
+	b.up = backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
+		Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout, Authorize: b.authorize}
+	return b, nil
 }
-
-// errHeaderTimeout is the cancellation cause when the upstream is too slow to answer.
-var errHeaderTimeout = errors.New("upstream response headers timed out")
 
 // ChatCompletion sends req to POST {base}/chat/completions.
 func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) (*backends.Response, error) {
-	ctx, cancel := context.WithCancelCause(parent)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/chat/completions", bytes.NewReader(req.Body))
-	if err != nil {
-		cancel(nil)
-		return nil, fmt.Errorf("backend %q: build request: %w", b.opt.Name, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
+	accept := "application/json"
 	if req.Stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
+		accept = "text/event-stream"
 	}
-	b.authorize(hreq)
-
-	timer := time.AfterFunc(b.opt.Timeout, func() { cancel(errHeaderTimeout) })
-	resp, err := b.client.Do(hreq)
-	timer.Stop()
+	resp, cancel, err := b.up.Open(parent, "/chat/completions", req.Body, accept)
 	if err != nil {
-		cause := context.Cause(ctx)
-		cancel(nil)
-		return nil, b.transportError(parent, cause, err)
-	}
-	if resp.StatusCode >= 300 {
-		defer cancel(nil)
-		defer resp.Body.Close()
-		return nil, upstreamError(b.opt.Name, resp)
+		return nil, err
 	}
 	out := &backends.Response{Header: passHeaders(resp.Header)}
 	if req.Stream && isEventStream(resp.Header.Get("Content-Type")) {
@@ -122,7 +94,7 @@ func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, b.opt.MaxResponseBytes+1))
 	if err != nil {
-		return nil, b.transportError(parent, context.Cause(ctx), err)
+		return nil, b.up.TransportError(parent, nil, err)
 	}
 	if int64(len(body)) > b.opt.MaxResponseBytes {
 		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_response_too_large",
@@ -140,62 +112,6 @@ func (b *Backend) authorize(r *http.Request) {
 	if b.opt.APIKey != "" {
 		r.Header.Set("Authorization", "Bearer "+b.opt.APIKey)
 	}
-}
-
-// transportError classifies a failed exchange: the client went away (parent, the
-// caller's context, is done: its error is returned and the gateway reports 499), the
-// upstream was too slow (504), or it could not be reached (502). cause is the
-// cancellation cause of the exchange's own context.
-func (b *Backend) transportError(ctx context.Context, cause, err error) error {
-	if errors.Is(cause, errHeaderTimeout) {
-		return backends.Timeout(b.opt.Name, err)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("backend %q: %w", b.opt.Name, context.Cause(ctx))
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return backends.Timeout(b.opt.Name, err)
-	}
-	return backends.Unreachable(b.opt.Name, err)
-}
-
-// upstreamError turns an upstream's error response into the error the client sees: a
-// 4xx keeps its status and message; 429 and 503 keep their status so clients retry;
-// other 5xx become 502 naming the backend.
-func upstreamError(name string, resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	d, ok := oai.ParseErrorBody(body)
-	msg := d.Message
-	if !ok {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 512 {
-			msg = msg[:512] + "…"
-		}
-		if msg == "" {
-			msg = http.StatusText(resp.StatusCode)
-		}
-	}
-	e := &backends.Error{Status: resp.StatusCode, Message: msg, Type: d.Type,
-		Err: fmt.Errorf("backend %q answered %s", name, resp.Status)}
-	if d.Param != nil {
-		e.Param = *d.Param
-	}
-	if d.Code != nil {
-		e.Code = *d.Code
-	}
-	switch {
-	case resp.StatusCode < 500, resp.StatusCode == http.StatusTooManyRequests,
-		resp.StatusCode == http.StatusServiceUnavailable:
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			e.RetryAfter = ra
-		}
-	default:
-		e.Status = http.StatusBadGateway
-		e.Type = "upstream_error"
-		e.Message = fmt.Sprintf("backend %q failed (%s): %s", name, resp.Status, msg)
-	}
-	return e
 }
 
 func isEventStream(ct string) bool {

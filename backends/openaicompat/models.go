@@ -5,24 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 )
 
 // ListModels asks the upstream's GET {base}/models.
 func (b *Backend) ListModels(ctx context.Context) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/models", nil)
+	resp, cancel, err := b.up.Open(ctx, "/models", nil, "application/json")
 	if err != nil {
 		return nil, err
 	}
-	b.authorize(req)
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return nil, b.transportError(ctx, context.Cause(ctx), err)
-	}
+	defer cancel(nil)
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, upstreamError(b.opt.Name, resp)
-	}
 	var list struct {
 		Data []struct {
 			ID string `json:"id"`

@@ -1,0 +1,142 @@
+package backends
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+// Upstream is the HTTP exchange every HTTP backend shares: one request, a deadline on
+// the response headers only (a stream may run as long as it produces), and the
+// classification of failures into what the client should see.
+type Upstream struct {
+	// Name is the backend's configured name, for errors.
+	Name string
+	// Base is prepended to every path (no trailing slash).
+	Base string
+	// Client sends the requests.
+	Client *http.Client
+	// Timeout bounds the wait for response headers.
+	Timeout time.Duration
+	// Authorize, if set, adds credentials to each request.
+	Authorize func(*http.Request)
+}
+
+// ErrHeaderTimeout is the cancellation cause of an exchange whose upstream was too slow
+// to send its response headers.
+var ErrHeaderTimeout = errors.New("upstream response headers timed out")
+
+// Open sends one request (GET when body is nil, else a JSON POST) and returns the
+// response once its headers are in and its status is a success. The caller closes the
+// body and then calls cancel. An error status becomes ResponseError's error.
+func (u *Upstream) Open(parent context.Context, path string, body []byte, accept string) (*http.Response, context.CancelCauseFunc, error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		method, rd = http.MethodPost, bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, rd)
+	if err != nil {
+		cancel(nil)
+		return nil, nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if u.Authorize != nil {
+		u.Authorize(req)
+	}
+	timer := time.AfterFunc(u.Timeout, func() { cancel(ErrHeaderTimeout) })
+	resp, err := u.Client.Do(req)
+	if fired := !timer.Stop(); err == nil && fired {
+		// The headers came just as the deadline fired: the body is already cancelled.
+		resp.Body.Close()
+		err = ErrHeaderTimeout
+	}
+	if err != nil {
+		cause := context.Cause(ctx)
+		cancel(nil)
+		return nil, nil, u.TransportError(parent, cause, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer cancel(nil)
+		defer resp.Body.Close()
+		return nil, nil, ResponseError(u.Name, path, resp)
+	}
+	return resp, cancel, nil
+}
+
+// TransportError classifies a failed exchange: the client went away (parent, the
+// caller's context, is done: its error is returned and the gateway reports 499), the
+// upstream was too slow (504), or it could not be reached (502). cause is the
+// cancellation cause of the exchange's own context.
+func (u *Upstream) TransportError(parent context.Context, cause, err error) error {
+	if errors.Is(cause, ErrHeaderTimeout) || errors.Is(err, ErrHeaderTimeout) {
+		return Timeout(u.Name, err)
+	}
+	if parent.Err() != nil {
+		return fmt.Errorf("backend %q: %w", u.Name, context.Cause(parent))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return Timeout(u.Name, err)
+	}
+	return Unreachable(u.Name, err)
+}
+
+// ResponseError turns an upstream's error answer into the error the client sees: a 4xx
+// keeps its status and message; 429 and 503 keep their status (and Retry-After) so
+// clients retry; other 5xx become 502 naming the backend. A numeric code (llama-server
+// repeats the status there) is dropped.
+func ResponseError(name, path string, resp *http.Response) *Error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	d, ok := oai.ParseErrorBody(body)
+	msg := d.Message
+	if !ok {
+		msg = strings.TrimSpace(string(body))
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+	}
+	if len(msg) > 512 {
+		msg = msg[:512] + "…"
+	}
+	e := &Error{Status: resp.StatusCode, Message: msg, Type: d.Type,
+		Err: fmt.Errorf("backend %q answered %s to %s", name, resp.Status, path)}
+	if d.Param != nil {
+		e.Param = *d.Param
+	}
+	if d.Code != nil && !isNumber(*d.Code) {
+		e.Code = *d.Code
+	}
+	switch {
+	case resp.StatusCode < 500, resp.StatusCode == http.StatusTooManyRequests,
+		resp.StatusCode == http.StatusServiceUnavailable:
+		e.RetryAfter = resp.Header.Get("Retry-After")
+	default:
+		e.Status, e.Type, e.Code = http.StatusBadGateway, "upstream_error", ""
+		e.Message = fmt.Sprintf("backend %q failed (%s): %s", name, resp.Status, msg)
+	}
+	return e
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
