@@ -67,7 +67,7 @@ func TestStream_TruncatedWithoutDone(t *testing.T) {
 	if _, err := b2.ChatCompletion(context.Background(), &backends.Request{Body: []byte(hello)}); !errors.Is(err, backends.ErrTruncated) {
 		t.Errorf("non-streaming = %v, want ErrTruncated", err)
 	}
-	noStreamGoroutines(t, 0)
+	noStreamGoroutines(t, 2*time.Second)
 }
 func TestStream_MidStreamErrorIs502(t *testing.T) {
 	f := newFake(t, ndjson(
@@ -112,7 +112,7 @@ func TestStream_CloseCancelsUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Stream.Close()
-	noStreamGoroutines(t, 0) // Close waits for the goroutine
+	noStreamGoroutines(t, 2*time.Second) // Close waits for the goroutine
 	select {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
@@ -166,7 +166,7 @@ func TestStream_CancelBeforeFirstLine(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want the caller's deadline", err)
 	}
-	noStreamGoroutines(t, 0)
+	noStreamGoroutines(t, 2*time.Second)
 }
 func TestStream_AbandonedStreamsLeaveNoGoroutines(t *testing.T) {
 	f := newFake(t, ndjson(
@@ -185,5 +185,5 @@ func TestStream_AbandonedStreamsLeaveNoGoroutines(t *testing.T) {
 		}
 		resp.Stream.Close()
 	}
-	noStreamGoroutines(t, 0)
+	noStreamGoroutines(t, 2*time.Second)
 }
