@@ -34,6 +34,12 @@ type Request struct {
 	// every tool in the prompt (strategy mask). The gateway sets it only for a
 	// ToolConstrainer.
 	Allowed []string
+	// Prefix names the request's stable prompt prefix (under mask, the catalog version:
+	// every session of a profile shares it), Thread its conversation. A backend with
+	// replicas routes on them to the replica most likely to hold the prefix in its
+	// cache. Either may be empty.
+	Prefix string
+	Thread string
 }
 
 // ToolConstrainer is a backend that enforces Request.Allowed while decoding (a token
