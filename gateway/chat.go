@@ -16,6 +16,12 @@ import (
 const (
 	HeaderStrategy = "X-Maskgate-Strategy"
 	HeaderCache    = "X-Maskgate-Cache"
+	// The request's cache accounting: headers on a whole answer, HTTP trailers after a
+	// stream (its usage is known only at the end). Computed is prompt less cached: what
+	// the engine had to prefill. Absent when the backend reported no usage.
+	HeaderPromptTokens   = "X-Maskgate-Prompt-Tokens"
+	HeaderCachedTokens   = "X-Maskgate-Cached-Tokens"
+	HeaderComputedTokens = "X-Maskgate-Computed-Tokens"
 )
 
 // exchange is the bookkeeping of one chat request, turned into metrics when it ends.
@@ -48,7 +54,32 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			x.status = writeError(w, s.log, err).Status
 		}
 	}
+	if x.committed && x.stream {
+		setAccounting(w.Header(), http.TrailerPrefix, x.usage)
+	}
 	s.record(x)
+}
+
+// setAccounting writes the request's prompt, cached and computed tokens under prefix
+// ("" for headers, http.TrailerPrefix for trailers).
+func setAccounting(h http.Header, prefix string, u *oai.Usage) {
+	if u == nil {
+		return
+	}
+	prompt, cached := accounting(u)
+	h.Set(prefix+HeaderPromptTokens, strconv.Itoa(prompt))
+	h.Set(prefix+HeaderCachedTokens, strconv.Itoa(cached))
+	h.Set(prefix+HeaderComputedTokens, strconv.Itoa(prompt-cached))
+}
+
+// accounting reads prompt and cached tokens from a usage, cached clamped to [0, prompt]
+// so that computed is never negative.
+func accounting(u *oai.Usage) (prompt, cached int) {
+	prompt = max(u.PromptTokens, 0)
+	if d := u.PromptTokensDetails; d != nil {
+		cached = min(max(d.CachedTokens, 0), prompt)
+	}
+	return prompt, cached
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
@@ -71,7 +102,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
 
-	plan, err := s.planTools(r, env, body, rt.up.Backend)
+	plan, err := s.planTools(r, env, body, rt.up.Name, rt.up.Backend)
 	if err != nil {
 		return err
 	}
@@ -81,10 +112,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 		if err := s.checkBudget(rt.up, env.Object, tools, plan.messages); err != nil {
 			return err
 		}
-		x.strategy = "remove"
-		if plan.mask {
-			x.strategy = "mask"
-		}
+		x.strategy = plan.strategy
 		w.Header().Set(HeaderThread, plan.thread)
 		if s.opt.ToolMode != ModeClient {
 			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
@@ -185,6 +213,7 @@ func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Respon
 	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	h.Set(HeaderStrategy, x.strategy)
 	h.Set(HeaderCache, string(x.cache))
+	setAccounting(h, "", x.usage)
 	x.committed = true
 	w.WriteHeader(http.StatusOK)
 	t := s.now()
@@ -234,9 +263,11 @@ func (s *Server) record(x *exchange) {
 	if u := x.usage; u != nil {
 		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.PromptTokens))
 		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.CompletionTokens))
+		prompt, cached := accounting(u)
 		if u.PromptTokensDetails != nil {
-			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(u.PromptTokensDetails.CachedTokens))
+			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(cached))
 		}
+		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(prompt - cached))
 	}
 	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)

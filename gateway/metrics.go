@@ -14,7 +14,19 @@ type metrics struct {
 	promptTokens    *prometheus.CounterVec
 	cachedTokens    *prometheus.CounterVec
 	completionToken *prometheus.CounterVec
+	computedTokens  *prometheus.CounterVec
+	disabledCalls   *prometheus.CounterVec
 }
+
+// Outcomes of a call to a tool outside the allowed set (maskgate_disabled_tool_calls_total).
+const (
+	// outcomeRetried: the call was answered to the model as an error and the model
+	// asked again, inside the request.
+	outcomeRetried = "retried"
+	// outcomeRefused: the model still made such calls when the rounds ran out; the
+	// client got tool_rounds_exceeded instead of them.
+	outcomeRefused = "refused"
+)
 
 const namespace = "maskgate"
 
@@ -51,9 +63,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Name: "completion_tokens_total",
 			Help: "Completion tokens, as the backend reported them.",
 		}, []string{"backend", "model", "strategy"}),
+		computedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "computed_prompt_tokens_total",
+			Help: "Prompt tokens the engine had to prefill: prompt less cached. source is reported or estimated.",
+		}, []string{"backend", "model", "strategy", "source"}),
+		disabledCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "disabled_tool_calls_total",
+			Help: "Calls the model made to a tool outside the allowed set; none reaches the client. outcome is retried (answered to the model) or refused (rounds ran out).",
+		}, []string{"backend", "strategy", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken)
+		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken,
+			m.computedTokens, m.disabledCalls)
 	}
 	return m
 }

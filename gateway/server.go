@@ -47,6 +47,13 @@ type Options struct {
 	// State holds each thread's loaded tools and hidden meta-tool exchanges. If nil,
 	// tools are not managed: every request goes through as the client sent it (eager).
 	State *state.Memory
+	// Strategy is how managed tools reach the engine: StrategyAuto (the default when
+	// empty), StrategyEager, StrategyMask, StrategyAllowedTools, StrategyRemove or
+	// StrategyValidate. Mask on a backend that cannot constrain decoding is validate.
+	Strategy string
+	// Chooser picks the strategy under StrategyAuto. If nil, auto is mask where the
+	// backend constrains decoding and remove elsewhere.
+	Chooser Chooser
 	// EagerBelow is the catalog size under which tools are not managed. If zero, 20.
 	EagerBelow int
 	// ToolMode is ModeServer (the gateway runs meta-tool calls; the default when empty)

@@ -72,8 +72,10 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		}
 		if round >= s.opt.MaxRounds {
 			s.keepExchange(p)
+			s.countDisabled(x, p, m.ToolCalls, outcomeRefused)
 			return s.roundsExceeded()
 		}
+		s.countDisabled(x, p, m.ToolCalls, outcomeRetried)
 		s.runCalls(r, p, msg, m.ToolCalls)
 	}
 	s.keepExchange(p)
@@ -108,13 +110,26 @@ func (s *Server) roundsExceeded() error {
 // needsRound says whether the gateway must answer these calls itself: any meta-tool call,
 // or any call to a tool outside the loaded set.
 func (s *Server) needsRound(p *toolPlan, calls []oai.ToolCall) bool {
-	active := s.active(p)
 	for _, c := range calls {
-		if meta.IsMeta(c.Function.Name) || !contains(active, c.Function.Name) {
+		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) {
 			return true
 		}
 	}
 	return false
+}
+
+// countDisabled counts the calls to tools the model may not call: not meta-tools and
+// not callable in this request.
+func (s *Server) countDisabled(x *exchange, p *toolPlan, calls []oai.ToolCall, outcome string) {
+	n := 0
+	for _, c := range calls {
+		if !meta.IsMeta(c.Function.Name) && !s.callable(p, c.Function.Name) {
+			n++
+		}
+	}
+	if n > 0 {
+		s.metrics.disabledCalls.WithLabelValues(x.backend, x.strategy, outcome).Add(float64(n))
+	}
 }
 
 // runCalls appends the model's message and one tool message per call, updating the
@@ -122,7 +137,6 @@ func (s *Server) needsRound(p *toolPlan, calls []oai.ToolCall) bool {
 // since the client cannot run half a turn.
 func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, calls []oai.ToolCall) {
 	p.add(msg)
-	active := s.active(p)
 	var searcher meta.Searcher = meta.IndexSearcher{Index: p.ix}
 	if p.hybrid != nil {
 		searcher = meta.HybridSearcher{Hybrid: p.hybrid}
@@ -150,7 +164,7 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 				p.loaded = append(p.loaded, s.opt.State.Load(p.thread, out.Load...)...)
 			}
 			content = out.Content
-		case !contains(active, name):
+		case !s.callable(p, name):
 			if _, ok := p.cat.Lookup(name); ok {
 				content = meta.NotLoadedError(name)
 			} else {

@@ -37,14 +37,14 @@ type toolPlan struct {
 	// hidden is what this request's rounds added, to splice back next time.
 	hidden     [][]byte
 	clientMsgs int
-	// mask: the backend enforces the loaded set while decoding, so the engine sees the
-	// whole catalog, byte-identical whatever is loaded.
-	mask bool
+	// strategy is how tools reach the engine (Strategy* constants). Under every one but
+	// remove the engine sees the whole catalog, byte-identical whatever is loaded.
+	strategy string
 }
 
 // planTools decides whether tools are managed for this request and, if so, builds the
 // plan. A nil plan means eager: the request goes through unchanged.
-func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, be backends.Backend) (*toolPlan, error) {
+func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, backend string, be backends.Backend) (*toolPlan, error) {
 	if s.opt.State == nil {
 		return nil, nil
 	}
@@ -107,9 +107,7 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, be b
 		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
 		clientMsgs: len(env.Messages),
 	}
-	if c, ok := be.(backends.ToolConstrainer); ok && c.ConstrainsTools() {
-		p.mask = true
-	}
+	p.strategy = s.chooseStrategy(backend, be, cat.Len())
 
 	var splices []state.Splice
 	if s.opt.ToolMode == ModeClient {
@@ -209,16 +207,26 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 			return nil, err
 		}
 	}
+	if p.strategy == StrategyAllowedTools {
+		client, _ := req.Get("tool_choice")
+		if choice, ok := s.allowedToolChoice(p, client); ok {
+			return oai.Set(body, "tool_choice", choice)
+		}
+	}
 	return body, nil
 }
 
-// toolsArray is the tools the engine sees: the meta-tools, then under mask the whole
-// catalog in its fixed order (the same bytes whatever is loaded), under remove the loaded
-// tools in load order (so loads only append).
+// toolsArray is the tools the engine sees: under eager the whole catalog alone; else the
+// meta-tools, then under remove the loaded tools in load order (so loads only append),
+// under the others the whole catalog in its fixed order (the same bytes whatever is
+// loaded).
 func (s *Server) toolsArray(p *toolPlan) []byte {
+	if p.strategy == StrategyEager {
+		return p.cat.Render()
+	}
 	defs := meta.Definitions(s.opt.AutoLoad)
 	tools := bytes.TrimSuffix(defs, []byte("]"))
-	if p.mask {
+	if p.wholeCatalog() {
 		return append(append(append([]byte(nil), tools...), ','), p.cat.Render()[1:]...)
 	}
 	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
@@ -227,17 +235,13 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	return append(append([]byte(nil), tools...), ']')
 }
 
-// allowed is what a constraining backend lets the model call: the meta-tools and the
-// active loaded tools. Nil when the backend does not constrain.
+// allowed is what a constraining backend lets the model call under mask: the
+// meta-tools and the active loaded tools. Nil under other strategies.
 func (s *Server) allowed(p *toolPlan) []string {
-	if !p.mask {
+	if p.strategy != StrategyMask {
 		return nil
 	}
-	names := []string{meta.SearchTools}
-	if !s.opt.AutoLoad {
-		names = append(names, meta.LoadTool)
-	}
-	return append(names, s.active(p)...)
+	return s.allowedNames(p)
 }
 
 func boolJSON(b bool) string {

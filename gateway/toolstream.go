@@ -134,12 +134,14 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		}
 		if round >= s.opt.MaxRounds {
 			s.keepExchange(p)
+			s.countDisabled(x, p, calls, outcomeRefused)
 			err := s.roundsExceeded()
 			if x.committed {
 				send(envelope(toAPIError(err)))
 			}
 			return err
 		}
+		s.countDisabled(x, p, calls, outcomeRetried)
 		s.runCalls(r, p, msg, calls)
 	}
 	s.keepExchange(p)

@@ -136,6 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SearchMinScore:  cfg.Search.MinScore,
 		State:           threads,
 		EagerBelow:      cfg.Search.EagerBelow,
+		Strategy:        cfg.Strategy,
 		ToolMode:        cfg.Search.Mode,
 		MaxRounds:       cfg.Search.MaxRounds,
 		AutoLoad:        cfg.Search.AutoLoad,

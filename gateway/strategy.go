@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/masking"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+)
+
+// Tool strategies, as configured (strategy:) and as reported in X-Maskgate-Strategy.
+const (
+	// StrategyAuto picks per request from what the backend can do and, when a
+	// Chooser is set, a cost model.
+	StrategyAuto = "auto"
+	// StrategyEager sends the whole catalog and no meta-tools.
+	StrategyEager = "eager"
+	// StrategyMask sends the meta-tools and the whole catalog, byte-identical
+	// whatever is loaded, and has the backend enforce the loaded set while decoding.
+	StrategyMask = "mask"
+	// StrategyAllowedTools sends the same prompt as mask and the loaded set as an
+	// OpenAI tool_choice of type allowed_tools, for the engine to honour.
+	StrategyAllowedTools = "allowed_tools"
+	// StrategyRemove sends the meta-tools and the loaded tools in load order.
+	StrategyRemove = "remove"
+	// StrategyValidate sends the same prompt as mask and constrains nothing: a call
+	// outside the loaded set is answered to the model and retried.
+	StrategyValidate = "validate"
+)
+
+// Capabilities is what a backend can do for a strategy.
+type Capabilities struct {
+	// Constrains: the backend enforces Request.Allowed while decoding.
+	Constrains bool
+}
+
+// Chooser decides the strategy of strategy auto per profile and backend. It is
+// called once per managed request with the strategies the backend can do.
+type Chooser interface {
+	Choose(c ChoiceInput) string
+}
+
+// ChoiceInput is what a Chooser decides from.
+type ChoiceInput struct {
+	Backend      string
+	Capabilities Capabilities
+	// CatalogTools is the number of tools in the request's catalog.
+	CatalogTools int
+}
+
+func capabilities(be backends.Backend) Capabilities {
+	c, ok := be.(backends.ToolConstrainer)
+	return Capabilities{Constrains: ok && c.ConstrainsTools()}
+}
+
+// chooseStrategy turns the configured strategy into the one this request uses on
+// this backend. mask on a backend that cannot constrain becomes validate: the same
+// prompt, with stray calls answered afterwards.
+func (s *Server) chooseStrategy(backend string, be backends.Backend, catalogTools int) string {
+	caps := capabilities(be)
+	st := s.opt.Strategy
+	if st == StrategyAuto || st == "" {
+		if s.opt.Chooser != nil {
+			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: catalogTools})
+		} else if caps.Constrains {
+			st = StrategyMask
+		} else {
+			st = StrategyRemove
+		}
+	}
+	if st == StrategyMask && !caps.Constrains {
+		st = StrategyValidate
+	}
+	return st
+}
+
+// wholeCatalog reports whether the engine sees every tool of the catalog.
+func (p *toolPlan) wholeCatalog() bool { return p.strategy != StrategyRemove }
+
+// callable reports whether the model may call name in this request: a loaded tool
+// that the policy keeps active, or under eager any tool of the catalog it keeps.
+func (s *Server) callable(p *toolPlan, name string) bool {
+	if p.strategy == StrategyEager {
+		_, ok := p.cat.Lookup(name)
+		return ok && s.opt.Policy.Allowed(policy.Active, p.policy, name)
+	}
+	return contains(s.active(p), name)
+}
+
+// allowedNames is what the model may call: the meta-tools and the active loaded
+// tools.
+func (s *Server) allowedNames(p *toolPlan) []string {
+	names := []string{meta.SearchTools}
+	if !s.opt.AutoLoad {
+		names = append(names, meta.LoadTool)
+	}
+	return append(names, s.active(p)...)
+}
+
+// allowedToolChoice is the tool_choice of strategy allowed_tools: the client's own
+// choice narrowed to the allowed names. ok is false when the client's choice stays
+// as it is (none, or unreadable: the engine then answers for it).
+func (s *Server) allowedToolChoice(p *toolPlan, client []byte) ([]byte, bool) {
+	mode, narrow, none, err := masking.ParseToolChoice(client)
+	if err != nil || none {
+		return nil, false
+	}
+	names := masking.Narrow(s.allowedNames(p), narrow)
+	if len(names) == 0 {
+		if mode == masking.ModeAuto {
+			return []byte(`"none"`), true
+		}
+		return nil, false
+	}
+	return masking.AllowedTools(masking.Spec{Allowed: names, Mode: mode}), true
+}

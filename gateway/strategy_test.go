@@ -1,0 +1,230 @@
+package gateway_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+const stopReply = `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":3,"total_tokens":123,"prompt_tokens_details":{"cached_tokens":100}}}`
+
+// strategyGateway serves the 25-tool catalog under strategy with a scripted upstream,
+// wrapped by wrap when not nil.
+func strategyGateway(t *testing.T, sc *scripted, strategy string, wrap func(backends.Backend) backends.Backend) (*httptest.Server, *prometheus.Registry) {
+	t.Helper()
+	up := httptest.NewServer(sc.handler(t))
+	t.Cleanup(up.Close)
+	var be backends.Backend
+	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrap != nil {
+		be = wrap(be)
+	}
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t),
+		State:     state.NewMemory(state.Options{}),
+		Strategy:  strategy,
+		Registry:  reg,
+	}))
+	t.Cleanup(srv.Close)
+	return srv, reg
+}
+
+func TestStrategy_EagerSendsTheWholeCatalogAndNoMetaTools(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply}}
+	gw, _ := strategyGateway(t, sc, gateway.StrategyEager, nil)
+	resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "e")
+	if resp.StatusCode != 200 || resp.Header.Get(gateway.HeaderStrategy) != "eager" {
+		t.Fatalf("status %d strategy %q: %s", resp.StatusCode, resp.Header.Get(gateway.HeaderStrategy), body)
+	}
+	names := toolNames(t, sc.bodies[0]["tools"])
+	if len(names) != 25 {
+		t.Fatalf("%d tools, want the 25 of the catalog", len(names))
+	}
+	for _, n := range names {
+		if n == "search_tools" || n == "load_tool" {
+			t.Errorf("eager sent meta-tool %s", n)
+		}
+	}
+}
+
+func TestStrategy_ValidateKeepsTheCatalogAndAnswersStrayCalls(t *testing.T) {
+	for _, configured := range []string{gateway.StrategyValidate, gateway.StrategyMask} {
+		t.Run(configured, func(t *testing.T) {
+			sc := &scripted{replies: []string{callReply("c1", "github_create_issue", `{"x":"bug"}`), stopReply}}
+			gw, reg := strategyGateway(t, sc, configured, nil)
+			resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"file a bug"}]}`, "v")
+			// mask on a backend that cannot constrain is validate: the same prompt,
+			// stray calls answered afterwards.
+			if resp.StatusCode != 200 || resp.Header.Get(gateway.HeaderStrategy) != "validate" {
+				t.Fatalf("status %d strategy %q: %s", resp.StatusCode, resp.Header.Get(gateway.HeaderStrategy), body)
+			}
+			if strings.Contains(string(body), "github_create_issue") {
+				t.Fatalf("the client saw the stray call: %s", body)
+			}
+			if len(sc.bodies) != 2 || string(sc.bodies[0]["tools"]) != string(sc.bodies[1]["tools"]) {
+				t.Fatalf("%d rounds; the tools bytes must not change between them", len(sc.bodies))
+			}
+			if n := len(toolNames(t, sc.bodies[0]["tools"])); n != 27 {
+				t.Errorf("%d tools, want 25 plus 2 meta-tools", n)
+			}
+			if _, ok := sc.bodies[0]["tool_choice"]; ok {
+				t.Errorf("validate constrains nothing, yet sent tool_choice %s", sc.bodies[0]["tool_choice"])
+			}
+			got := counter(t, reg, "maskgate_disabled_tool_calls_total", map[string]string{"backend": "up", "strategy": "validate", "outcome": "retried"})
+			if got != 1 {
+				t.Errorf("disabled_tool_calls_total{retried} = %v, want 1", got)
+			}
+		})
+	}
+}
+
+func TestStrategy_AllowedToolsNarrowsTheClientsToolChoice(t *testing.T) {
+	cases := []struct {
+		name, choice string
+		want         []string // tool_choice per round; "" = absent
+	}{
+		{"auto", ``, []string{
+			`{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"search_tools"}},{"type":"function","function":{"name":"load_tool"}}]}}`,
+			`{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"search_tools"}},{"type":"function","function":{"name":"load_tool"}},{"type":"function","function":{"name":"slack_send_message"}}]}}`,
+		}},
+		{"required", `,"tool_choice":"required"`, []string{
+			`{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"search_tools"}},{"type":"function","function":{"name":"load_tool"}}]}}`,
+			`{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"search_tools"}},{"type":"function","function":{"name":"load_tool"}},{"type":"function","function":{"name":"slack_send_message"}}]}}`,
+		}},
+		{"none", `,"tool_choice":"none"`, []string{`"none"`, `"none"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := &scripted{replies: []string{callReply("c1", "load_tool", `{"toolName":"slack_send_message"}`), stopReply}}
+			gw, _ := strategyGateway(t, sc, gateway.StrategyAllowedTools, nil)
+			resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"tell slack"}]`+c.choice+`}`, "a-"+c.name)
+			if resp.StatusCode != 200 || resp.Header.Get(gateway.HeaderStrategy) != "allowed_tools" {
+				t.Fatalf("status %d strategy %q: %s", resp.StatusCode, resp.Header.Get(gateway.HeaderStrategy), body)
+			}
+			if len(sc.bodies) != 2 {
+				t.Fatalf("%d rounds, want 2", len(sc.bodies))
+			}
+			for i, want := range c.want {
+				if got := string(sc.bodies[i]["tool_choice"]); got != want {
+					t.Errorf("round %d tool_choice\n got %s\nwant %s", i, got, want)
+				}
+			}
+			if string(sc.bodies[0]["tools"]) != string(sc.bodies[1]["tools"]) {
+				t.Error("the tools bytes changed when the loaded set did")
+			}
+		})
+	}
+}
+
+func TestStrategy_AutoWithoutChooserFollowsTheBackend(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply}}
+	plain, _ := strategyGateway(t, sc, gateway.StrategyAuto, nil)
+	resp, _ := postWithThread(t, plain, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "p")
+	if got := resp.Header.Get(gateway.HeaderStrategy); got != "remove" {
+		t.Errorf("auto on a plain backend = %q, want remove", got)
+	}
+	masked, _ := strategyGateway(t, sc, gateway.StrategyAuto, func(b backends.Backend) backends.Backend { return &constraining{Backend: b} })
+	resp, _ = postWithThread(t, masked, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "q")
+	if got := resp.Header.Get(gateway.HeaderStrategy); got != "mask" {
+		t.Errorf("auto on a constraining backend = %q, want mask", got)
+	}
+}
+
+type fixedChooser struct {
+	got []gateway.ChoiceInput
+	say string
+}
+
+func (f *fixedChooser) Choose(in gateway.ChoiceInput) string {
+	f.got = append(f.got, in)
+	return f.say
+}
+
+func TestStrategy_AutoAsksTheChooser(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	ch := &fixedChooser{say: gateway.StrategyEager}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ch,
+	}))
+	defer srv.Close()
+	resp, _ := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "c")
+	if got := resp.Header.Get(gateway.HeaderStrategy); got != "eager" {
+		t.Errorf("strategy %q, want the chooser's eager", got)
+	}
+	if len(ch.got) != 1 || ch.got[0].Backend != "up" || ch.got[0].CatalogTools != 25 || ch.got[0].Capabilities.Constrains {
+		t.Errorf("chooser asked with %+v", ch.got)
+	}
+}
+
+func TestAccounting_HeadersOnWholeAnswersTrailersOnStreams(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply}}
+	gw, reg := strategyGateway(t, sc, gateway.StrategyRemove, nil)
+	resp, _ := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "h")
+	for h, want := range map[string]string{gateway.HeaderPromptTokens: "120", gateway.HeaderCachedTokens: "100", gateway.HeaderComputedTokens: "20"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("%s = %q, want %s", h, got, want)
+		}
+	}
+	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m1","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Thread-Id", "h2")
+	sresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, sresp.Body)
+	sresp.Body.Close()
+	if got := sresp.Trailer.Get(gateway.HeaderComputedTokens); got != "20" {
+		t.Errorf("stream trailer %s = %q, want 20 (trailers %v)", gateway.HeaderComputedTokens, got, sresp.Trailer)
+	}
+	got := counter(t, reg, "maskgate_computed_prompt_tokens_total", map[string]string{"backend": "up", "strategy": "remove"})
+	if got != 40 {
+		t.Errorf("computed_prompt_tokens_total = %v, want 40 over two requests", got)
+	}
+}
+
+// counter sums the samples of a counter whose labels include want.
+func counter(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metric
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
