@@ -144,10 +144,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	}
 
 	t := s.now()
-	req := &backends.Request{Body: body, Model: env.Model, Stream: env.Stream}
-	if plan != nil {
-		req.Allowed = s.allowed(plan)
-	}
+	req := s.backendRequest(plan, body, env.Model, env.Stream)
 	resp, err := rt.up.Backend.ChatCompletion(r.Context(), req)
 	x.upstream += s.now().Sub(t)
 	if err != nil {

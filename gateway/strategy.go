@@ -96,6 +96,19 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 	return append(names, s.active(p)...)
 }
 
+// backendRequest is one call to the backend. Under a plan it carries the allowed set
+// (mask) and what replicas route on: the catalog version, which every session of the
+// profile shares as its prefix, and the thread.
+func (s *Server) backendRequest(p *toolPlan, body []byte, model string, stream bool) *backends.Request {
+	req := &backends.Request{Body: body, Model: model, Stream: stream}
+	if p != nil {
+		req.Allowed = s.allowed(p)
+		req.Prefix = p.cat.Version()
+		req.Thread = p.thread
+	}
+	return req
+}
+
 // allowedToolChoice is the tool_choice of strategy allowed_tools: the client's own
 // choice narrowed to the allowed names. ok is false when the client's choice stays
 // as it is (none, or unreadable: the engine then answers for it).

@@ -41,7 +41,7 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 			return err
 		}
 		t := s.now()
-		resp, err := be.ChatCompletion(r.Context(), &backends.Request{Body: body, Model: env.Model, Allowed: s.allowed(p)})
+		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(p, body, env.Model, false))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return err
