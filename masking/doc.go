@@ -1,22 +1,54 @@
 // Package masking turns a loaded tool set into constraints on what a model may
 // decode, while the prompt keeps the whole catalog byte-stable.
 //
-// It owns, today, the positional token mask used by the embedded engine: given
-// the model's vocabulary (token id → decoded bytes), a tool-call wire format
-// (Hermes/Qwen `<tool_call>` JSON first), the allowed names and a mode, a
-// compiled [Mask] answers, at every decoding step of a [State], which token ids
-// may be sampled. Free text is unconstrained; after the trigger only token paths
-// that keep the emitted bytes on the fixed text and on a prefix of some allowed
-// name are allowed, and the closing quote only after a complete allowed name.
-// Tokens that straddle those boundaries (`"name": "get` or `file",`) are
-// handled because the mask is computed by walking each token's bytes through
-// the same byte automaton that [State.Accept] uses.
+// It owns the positional token mask used by the embedded engine: given the
+// model's vocabulary (token id → decoded bytes), a tool-call wire format, the
+// allowed names and a mode, a compiled [Mask] answers, at every decoding step
+// of a [State], which token ids may be sampled. Free text is unconstrained;
+// after the trigger only token paths that keep the emitted bytes on the fixed
+// text and on a prefix of some allowed name are allowed, and the name's
+// closer only after a complete allowed name. Tokens that straddle those
+// boundaries (`"name": "get` or `file",`) are handled because the mask is
+// computed by walking each token's bytes through the same byte automaton that
+// [State.Accept] uses; a format's markers may also come as one special token.
 //
-// It also renders the same constraint for engines that take it as text: a llama.cpp
-// GBNF grammar with lazy triggers ([GBNF]), a vLLM/SGLang structural tag
-// ([StructuralTag]) and OpenAI's allowed_tools ([AllowedTools]); Ollama format
-// schemas and the tools-array reduction live with their backend and the gateway. Masks
-// are cached per (vocabulary, format, allowed set, mode) by [Cache].
+// Formats ([FormatByName], [FormatNames], [DetectFormat] from a chat
+// template), each with the bytes of one call and its trigger:
+//
+//	hermes    <tool_call>\n{"name": "A", "arguments": {…}}\n</tool_call>   trigger <tool_call>
+//	llama3    {"name": "A", "parameters": {…}}                             trigger {"name": " (text)
+//	mistral   [TOOL_CALLS]A[ARGS]{…}                                       trigger [TOOL_CALLS]
+//	harmony   <|channel|>commentary to=functions.A <|constrain|>json<|message|>{…}<|call|>
+//	                                                                       trigger to=functions.
+//	deepseek  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>A<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
+//	                                                                       trigger <｜tool▁call▁begin｜>
+//
+// A trigger is the shortest text before every call's name in every variant
+// the model emits (harmony's recipient may sit in the role or the channel;
+// only DeepSeek's first call has <｜tool▁calls▁begin｜>), so a lazy
+// constraint cannot be bypassed; what precedes it in a required call is the
+// format's Lead. Formats without a reliable end marker leave the arguments
+// as free text, and every later trigger is constrained again.
+//
+// It also renders the same constraint for engines that take it as text: a
+// llama.cpp GBNF grammar with lazy triggers ([GBNF]), a vLLM/SGLang structural
+// tag ([StructuralTag]) for every built-in format, and OpenAI's allowed_tools
+// ([AllowedTools], format-free); Ollama format schemas and the tools-array
+// reduction live with their backend and the gateway. Masks are cached per
+// (vocabulary, format, allowed set, mode) by [Cache].
+//
+// Cost. A [Catalog] holds the per-catalog work (compacted schemas, escaped
+// and checked names) once per catalog version; rendering a loaded subset then
+// copies bytes. With all 10,000 tools of a catalog loaded and ~150-token
+// schemas, a structural tag is 8.2 MB and a grammar 276 KB; go test -bench
+// Build ./masking reports, per size, the first build (cold), the per-call
+// functions, a render from a built catalog (miss) and, for masks, a Cache hit.
+// At 10,000 tools on a 2-core machine under heavy shared load (load average
+// ~14, so wall times are inflated several times): GBNF miss 1.7–2.8 ms,
+// structural tag miss 8–16 ms (4.2 ms appending into a reused buffer, where
+// the 8 MB copy is the floor) against ~260 ms per call without a catalog,
+// AllowedTools ~2.8 ms, Compile ~31 ms, and a Cache hit ~0.34 ms (was ~2.3 ms:
+// hits no longer sort the names).
 //
 // It must never ban tokens by name alone: biasing every token of a disabled
 // name to −∞ also bans those tokens inside allowed names that share them
@@ -25,7 +57,8 @@
 // allowed if and only if [State.Accept] accepts it. It never edits the prompt,
 // never reads configuration or environment, and holds no package-level state.
 //
-// The arguments after `"arguments": ` are not constrained yet (a JSON-schema
-// grammar will do that); only the end marker is tracked there to return to
-// free text.
+// In the token mask the arguments are not constrained yet (the GBNF and the
+// structural tag constrain them to a JSON object, the tag to each tool's
+// schema); only the end marker, where the format has one, is tracked there
+// to return to free text.
 package masking

@@ -3,7 +3,6 @@ package masking
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,18 +54,6 @@ type Grammar struct {
 // uses the remove strategy.
 var ErrNoCallAllowed = errors.New("masking: no tool may be called; ban the trigger instead of sending a grammar")
 
-// callParts returns the fixed text of one call of f around the name and the
-// arguments: open NAME mid ARGUMENTS end. Format.End is only the marker
-// that returns to free text; what closes the JSON before it is known per
-// format, so only formats listed here can be rendered as a whole-call
-// grammar or tag.
-func callParts(f Format) (open, mid, end string, err error) {
-	if f == Hermes() {
-		return f.Trigger + f.NameOpen, f.NameClose, "}\n" + f.End, nil
-	}
-	return "", "", "", fmt.Errorf("masking: format %q: no whole-call rendering yet (hermes only); use the remove strategy", f.Name)
-}
-
 // GBNF renders spec as a llama.cpp grammar (grammars/README.md syntax).
 //
 // The name rule is an alternation of exactly the allowed names, in the
@@ -79,44 +66,72 @@ func callParts(f Format) (open, mid, end string, err error) {
 // Alternatives end lines with "|": llama.cpp ends a rule at a newline
 // unless an operator or an open parenthesis carries it on.
 //
-// The root admits parallel calls separated by one newline, as Hermes/Qwen
-// templates write them; once the last call is closed only end of generation
-// remains (llama.cpp allows EOG when the grammar is complete).
+// The root admits parallel calls where the format has them (Hermes: one
+// newline between calls, as Hermes/Qwen templates write them; Mistral and
+// DeepSeek: back to back); once the last call is closed only end of
+// generation remains (llama.cpp allows EOG when the grammar is complete).
+// The grammar starts at the trigger when lazy, and at the format's Lead
+// otherwise. Only the built-in formats can be rendered; see FormatByName.
 func GBNF(spec Spec, params map[string]json.RawMessage) (Grammar, error) {
 	names, err := spec.names()
 	if err != nil {
 		return Grammar{}, err
 	}
-	open, mid, end, err := callParts(spec.Format)
+	parts, err := partsOf(spec.Format)
 	if err != nil {
 		return Grammar{}, err
 	}
 	if len(names) == 0 {
 		return Grammar{}, ErrNoCallAllowed
 	}
+	return renderGBNF(spec, parts, len(names), func(i int) string { return names[i] }), nil
+}
 
-	size := len(gbnfJSONRules) + 4*len(open+mid+end) + 128
-	for _, n := range names {
-		size += len(n) + 8
+func renderGBNF(spec Spec, parts callParts, n int, name func(int) string) Grammar {
+	lazy := spec.Mode == ModeAuto
+	size := len(gbnfJSONRules) + 4*len(parts.lead+parts.open+parts.mid+parts.end+parts.sep+parts.tail) + 128
+	for i := range n {
+		size += len(name(i)) + 8
 	}
 	var b strings.Builder
 	b.Grow(size)
-	b.WriteString("root ::= call ( \"\\n\" call )*\n")
-	b.WriteString("call ::= ")
-	writeGBNFLiteral(&b, open)
+	b.WriteString("root ::= ")
+	if !lazy && parts.lead != "" {
+		writeGBNFLiteral(&b, parts.lead)
+		b.WriteByte(' ')
+	}
+	b.WriteString("call")
+	if parts.multi {
+		if parts.sep == "" {
+			b.WriteByte('+')
+		} else {
+			b.WriteString(" ( ")
+			writeGBNFLiteral(&b, parts.sep)
+			b.WriteString(" call )*")
+		}
+	}
+	if parts.tail != "" {
+		b.WriteByte(' ')
+		writeGBNFLiteral(&b, parts.tail)
+	}
+	b.WriteString("\ncall ::= ")
+	writeGBNFLiteral(&b, parts.open)
 	b.WriteString(" tool-name ")
-	writeGBNFLiteral(&b, mid)
-	b.WriteString(" json-object ")
-	writeGBNFLiteral(&b, end)
+	writeGBNFLiteral(&b, parts.mid)
+	b.WriteString(" json-object")
+	if parts.end != "" {
+		b.WriteByte(' ')
+		writeGBNFLiteral(&b, parts.end)
+	}
 	b.WriteString("\ntool-name ::= ")
-	for i, n := range names {
+	for i := range n {
 		if i > 0 {
 			b.WriteString(" |\n  ")
 		}
 		// Names passed Spec validation: valid UTF-8 without quotes,
 		// backslashes or control bytes, so they need no escaping.
 		b.WriteByte('"')
-		b.WriteString(n)
+		b.WriteString(name(i))
 		b.WriteByte('"')
 	}
 	b.WriteString("\n")
@@ -124,13 +139,13 @@ func GBNF(spec Spec, params map[string]json.RawMessage) (Grammar, error) {
 
 	g := Grammar{
 		Grammar:         b.String(),
-		Lazy:            spec.Mode == ModeAuto,
-		PreservedTokens: []string{spec.Format.Trigger, spec.Format.End},
+		Lazy:            lazy,
+		PreservedTokens: parts.special,
 	}
 	if g.Lazy {
 		g.Triggers = []GrammarTrigger{{Type: TriggerWord, Value: spec.Format.Trigger}}
 	}
-	return g, nil
+	return g
 }
 
 // gbnfJSONRules is a generic JSON object, after llama.cpp's grammars/json.gbnf,

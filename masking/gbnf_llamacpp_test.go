@@ -179,3 +179,88 @@ func FuzzGBNFEngine(f *testing.F) {
 		}
 	})
 }
+
+// TestGBNFEngine_EveryFormat: in llama.cpp's grammar engine, over random
+// catalogs in every built-in format, the grammar accepts every allowed call
+// (alone, and two in a row where the format has parallel calls) and refuses
+// every disabled one: zero false accepts, zero false rejects.
+func TestGBNFEngine_EveryFormat(t *testing.T) {
+	e := newByteEngine()
+	n := 60
+	if testing.Short() {
+		n = 15
+	}
+	for _, c := range fmtCases {
+		t.Run(c.f.Name, func(t *testing.T) {
+			var acc, rej, falseAcc, falseRej int
+			forRandomSpecsIn(t, c.f, n, func(t *testing.T, spec Spec, allowed, disabled []string) {
+				if len(allowed) == 0 {
+					return
+				}
+				g, err := GBNF(spec, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, nm := range allowed {
+					if ok, at := e.accepts(t, g.Grammar, c.output(spec.Mode, `{"a": [1, {"b": "c"}]}`, nm)); !ok {
+						falseRej++
+						t.Errorf("allowed %q refused at byte %d", nm, at)
+					} else {
+						acc++
+					}
+				}
+				if c.multi && len(allowed) > 1 {
+					if ok, at := e.accepts(t, g.Grammar, c.output(spec.Mode, "{}", allowed[0], allowed[1])); !ok {
+						t.Errorf("parallel calls refused at byte %d", at)
+					}
+				}
+				for _, nm := range disabled {
+					if ok, _ := e.accepts(t, g.Grammar, c.output(spec.Mode, "{}", nm)); ok {
+						falseAcc++
+						t.Errorf("disabled %q accepted (allowed %q)", nm, allowed)
+					} else {
+						rej++
+					}
+					if len(allowed) > 0 && c.multi {
+						// A disabled call after an allowed one is refused too.
+						if ok, _ := e.accepts(t, g.Grammar, c.output(spec.Mode, "{}", allowed[0], nm)); ok {
+							falseAcc++
+							t.Errorf("disabled %q accepted as a second call", nm)
+						}
+					}
+				}
+			})
+			t.Logf("%s: %d allowed calls accepted, %d disabled calls refused, %d false accepts, %d false rejects", c.f.Name, acc, rej, falseAcc, falseRej)
+		})
+	}
+}
+
+// FuzzGBNFEngineFormats is FuzzGBNFEngine in every built-in format (the
+// first byte picks it) and mode.
+func FuzzGBNFEngineFormats(f *testing.F) {
+	f.Add(byte(1), "get_file\nget_files\ngit.commit", "get_fil")
+	f.Add(byte(2), "a\nab\nabc", "abcd")
+	f.Add(byte(3), "日本\n日本語", "日")
+	f.Add(byte(4), strings.Repeat("x", 64), strings.Repeat("x", 63))
+	f.Add(byte(7), "search", "search")
+	e := newByteEngine()
+	f.Fuzz(func(t *testing.T, pick byte, list, probe string) {
+		c := fmtCases[int(pick)%len(fmtCases)]
+		mode := Mode(int(pick) / len(fmtCases) % 2)
+		names := strings.Split(list, "\n")
+		g, err := GBNF(Spec{Format: c.f, Allowed: names, Mode: mode}, nil)
+		if err != nil {
+			t.Skip(err) // names the spec refuses
+		}
+		if checkName(probe, c.f.NameClose[0]) != nil {
+			t.Skip("probe needs escaping or holds the closer")
+		}
+		in := false
+		for _, n := range names {
+			in = in || n == probe
+		}
+		if ok, at := e.accepts(t, g.Grammar, c.output(mode, "{}", probe)); ok != in {
+			t.Errorf("%s: probe %q in set %v: accepted %v (refused at %d)", c.f.Name, probe, in, ok, at)
+		}
+	})
+}

@@ -13,10 +13,15 @@ import (
 // allowed is what the spec allows, deduplicated in spec order; disabled is
 // the rest of the catalog.
 func forRandomSpecs(t *testing.T, n int, fn func(t *testing.T, spec Spec, allowed, disabled []string)) {
+	forRandomSpecsIn(t, Hermes(), n, fn)
+}
+
+// forRandomSpecsIn is forRandomSpecs in format f.
+func forRandomSpecsIn(t *testing.T, f Format, n int, fn func(t *testing.T, spec Spec, allowed, disabled []string)) {
 	r := rand.New(rand.NewPCG(6, 0x9b9f))
 	for i := range n {
 		names := catalog(r, 2+r.IntN(30))
-		spec := Spec{Format: Hermes(), Mode: Mode(r.IntN(3))}
+		spec := Spec{Format: f, Mode: Mode(r.IntN(3))}
 		for _, nm := range names {
 			if r.IntN(3) == 0 {
 				spec.Allowed = append(spec.Allowed, nm)

@@ -13,17 +13,25 @@ import (
 // Automaton states are dense int32 ids, in ranges:
 //
 //	free(k)   k bytes of the trigger matched in free text       [0, reqBase)
-//	req(k)    k bytes of the trigger emitted, nothing else yet   [reqBase, fixedBase)
+//	req(k)    k bytes of Lead+Trigger emitted, nothing else yet  [reqBase, fixedBase)
 //	fixed(i)  i bytes of NameOpen emitted                        [fixedBase, nameBase)
 //	name(n)   at node n of the name trie                         [nameBase, closeBase)
 //	close(i)  i ≥ 1 bytes of NameClose emitted                   [closeBase, argsBase)
 //	args(k)   k bytes of End matched in the arguments            [argsBase, total)
+//
+// A format without End has no args states: NameClose leads to free(0).
+// Special tokens are atomic: in free text only a whole Trigger counts, in
+// the arguments only a whole End, and in fixed text (Lead, Trigger,
+// NameOpen, NameClose) a special token whose piece is the next bytes of that
+// text, so a marker such as `<｜tool▁sep｜>` or `[ARGS]` may be emitted as the
+// one special token it is in the model's vocabulary.
 type Mask struct {
 	ix    *Index
 	mode  Mode
 	names [][]byte
 	nt    *trie // trie of names
 	trig  []byte
+	req   []byte // Lead + Trigger: the start in ModeRequired and ModeSpecified
 	open  []byte
 	close []byte
 	end   []byte
@@ -49,6 +57,7 @@ func Compile(ix *Index, spec Spec) (*Mask, error) {
 		ix:    ix,
 		mode:  spec.Mode,
 		trig:  []byte(f.Trigger),
+		req:   []byte(f.Lead + f.Trigger),
 		open:  []byte(f.NameOpen),
 		close: []byte(f.NameClose),
 		end:   []byte(f.End),
@@ -62,10 +71,12 @@ func Compile(ix *Index, spec Spec) (*Mask, error) {
 	}
 	m.nt = buildTrie(m.names, ids)
 	m.trigDFA = kmp(m.trig)
-	m.endDFA = kmp(m.end)
+	if len(m.end) > 0 {
+		m.endDFA = kmp(m.end)
+	}
 	t := int32(len(m.trig))
 	m.reqBase = t
-	m.fixedBase = 2 * t
+	m.fixedBase = t + int32(len(m.req))
 	m.nameBase = m.fixedBase + int32(len(m.open))
 	m.closeBase = m.nameBase + int32(m.nt.nodes())
 	m.argsBase = m.closeBase + int32(len(m.close)) - 1
@@ -127,6 +138,9 @@ func (m *Mask) fixedAt(i int32) int32 {
 
 func (m *Mask) closeAt(i int32) int32 {
 	if i == int32(len(m.close)) {
+		if len(m.end) == 0 {
+			return 0
+		}
 		return m.argsBase
 	}
 	return m.closeBase + i - 1
@@ -143,10 +157,10 @@ func (m *Mask) step(s int32, b byte) (int32, bool) {
 		return int32(k), true
 	case s < m.fixedBase:
 		k := s - m.reqBase
-		if m.trig[k] != b {
+		if m.req[k] != b {
 			return -1, false
 		}
-		if int(k)+1 == len(m.trig) {
+		if int(k)+1 == len(m.req) {
 			return m.afterTrigger()
 		}
 		return s + 1, true
@@ -179,8 +193,9 @@ func (m *Mask) step(s int32, b byte) (int32, bool) {
 	return m.argsBase + int32(k), true
 }
 
-// stepSpecial moves s along a special token, which only ever matches the
-// trigger or end text as a whole.
+// stepSpecial moves s along a special token: in free text and arguments it
+// only ever matches the trigger or end text as a whole; in fixed text it
+// must be the next bytes of that text.
 func (m *Mask) stepSpecial(s int32, piece []byte) (int32, bool) {
 	switch {
 	case s < m.reqBase:
@@ -188,17 +203,39 @@ func (m *Mask) stepSpecial(s int32, piece []byte) (int32, bool) {
 			return m.afterTrigger()
 		}
 		return 0, true
-	case s == m.reqBase:
-		if bytes.Equal(piece, m.trig) {
-			return m.afterTrigger()
-		}
 	case s >= m.argsBase:
 		if bytes.Equal(piece, m.end) {
 			return 0, true
 		}
 		return m.argsBase, true
+	case len(piece) == 0:
+		return -1, false
+	case s < m.fixedBase:
+		k := int(s - m.reqBase)
+		if !bytes.HasPrefix(m.req[k:], piece) {
+			return -1, false
+		}
+		if k += len(piece); k == len(m.req) {
+			return m.afterTrigger()
+		}
+		return m.reqBase + int32(k), true
+	case s < m.nameBase:
+		i := s - m.fixedBase
+		if !bytes.HasPrefix(m.open[i:], piece) {
+			return -1, false
+		}
+		return m.fixedAt(i + int32(len(piece))), true
+	case s < m.closeBase:
+		if !m.nt.leaf(s-m.nameBase) || !bytes.HasPrefix(m.close, piece) {
+			return -1, false
+		}
+		return m.closeAt(int32(len(piece))), true
 	}
-	return -1, false
+	i := s - m.closeBase + 1
+	if !bytes.HasPrefix(m.close[i:], piece) {
+		return -1, false
+	}
+	return m.closeAt(i + int32(len(piece))), true
 }
 
 // stepToken moves s along token id; the mask is exactly the tokens for which
@@ -280,7 +317,7 @@ func (m *Mask) walk(s, v int32, ids *[]int32) {
 		var b byte
 		switch {
 		case s < m.fixedBase:
-			b = m.trig[s-m.reqBase]
+			b = m.req[s-m.reqBase]
 		case s < m.nameBase:
 			b = m.open[s-m.fixedBase]
 		default:

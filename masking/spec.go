@@ -8,10 +8,17 @@ import (
 )
 
 // Format is a tool-call wire format as the bytes a model emits around one
-// call: Trigger NameOpen NAME NameClose ARGUMENTS End.
+// call: Trigger NameOpen NAME NameClose ARGUMENTS End. The built-in formats
+// are Hermes, Llama3, Mistral, Harmony and DeepSeek (see FormatByName);
+// Format stays comparable, so a spec's format can be matched against them.
 type Format struct {
 	// Name identifies the format in errors and cache keys.
 	Name string
+	// Lead is fixed text the output starts with, before the Trigger, when
+	// a call is required at once (ModeRequired, ModeSpecified), e.g.
+	// harmony's "<|channel|>commentary ". Free text before a trigger is not
+	// checked against it. May be empty.
+	Lead string
 	// Trigger starts a call, e.g. "<tool_call>"; often one special token. Required.
 	Trigger string
 	// NameOpen is the fixed text between the trigger and the name. May be empty.
@@ -20,7 +27,10 @@ type Format struct {
 	// byte must not occur in any name, so that a name that is a prefix of
 	// another (get_file, get_files) is closed unambiguously.
 	NameClose string
-	// End closes the call and returns to free text. Required.
+	// End closes the call and returns to free text. If empty, the call
+	// returns to free text right after NameClose: the arguments are free
+	// text, and any later Trigger starts a new constrained call (formats
+	// without an end marker, or whose end marker is not reliable).
 	End string
 }
 
@@ -76,12 +86,12 @@ type Spec struct {
 const maxMarker = 200 // the KMP tables store states in a byte
 
 func (f Format) validate() error {
-	for _, m := range []struct{ field, v string }{{"Trigger", f.Trigger}, {"NameClose", f.NameClose}, {"End", f.End}} {
+	for _, m := range []struct{ field, v string }{{"Trigger", f.Trigger}, {"NameClose", f.NameClose}} {
 		if m.v == "" {
 			return fmt.Errorf("masking: format %q: %s is empty", f.Name, m.field)
 		}
 	}
-	for _, m := range []struct{ field, v string }{{"Trigger", f.Trigger}, {"NameOpen", f.NameOpen}, {"NameClose", f.NameClose}, {"End", f.End}} {
+	for _, m := range []struct{ field, v string }{{"Lead", f.Lead}, {"Trigger", f.Trigger}, {"NameOpen", f.NameOpen}, {"NameClose", f.NameClose}, {"End", f.End}} {
 		if len(m.v) > maxMarker {
 			return fmt.Errorf("masking: format %q: %s is longer than %d bytes", f.Name, m.field, maxMarker)
 		}

@@ -1,9 +1,8 @@
 package masking
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
+	"slices"
 )
 
 // anyObject is the arguments schema for a tool without one: OpenAI clients
@@ -27,61 +26,82 @@ const anyObject = `{"type":"object"}`
 //	 "at_least_one":false}}
 //
 // One tag per allowed name, in the spec's order after deduplication;
-// at_least_one is true in ModeRequired and ModeSpecified. Each schema is
-// params[name] compacted (key order kept, so the bytes follow the input
-// bytes), or {"type":"object"} when absent or null. An invalid schema is an
-// error naming the tool. ModeAuto with no name gives ErrNoCallAllowed.
+// at_least_one is true in ModeRequired and ModeSpecified. The trigger is the
+// format's Trigger in every mode, since every call (not only the first)
+// starts with it; the Lead is not written. Each begin is the call's fixed
+// text up to the arguments and each end what follows them (empty for
+// Mistral, whose calls have no end marker). Each schema is params[name]
+// compacted (key order kept, so the bytes follow the input bytes), or
+// {"type":"object"} when absent or null. An invalid schema is an error
+// naming the tool. ModeAuto with no name gives ErrNoCallAllowed.
+//
+// It compacts the allowed tools' schemas on every call; a caller that
+// renders many subsets of one catalog builds a [Catalog] once instead.
 func StructuralTag(spec Spec, params map[string]json.RawMessage) ([]byte, error) {
 	names, err := spec.names()
 	if err != nil {
 		return nil, err
 	}
-	open, mid, end, err := callParts(spec.Format)
+	parts, err := partsOf(spec.Format)
 	if err != nil {
 		return nil, err
 	}
 	if len(names) == 0 {
 		return nil, ErrNoCallAllowed
 	}
+	c := newCatalog(names, params)
+	ids := make([]int32, len(names))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	return c.renderTag(nil, spec, parts, ids, nil)
+}
 
+// renderTag appends to dst the structural tag of the tools ids, in that
+// order; see Catalog.allowed for ids past the catalog's tools, which have
+// no schema.
+func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32, extra []string) ([]byte, error) {
 	// The fixed parts are escaped once; each tag's begin is written from
 	// them and the name without building the string.
-	openJ := appendJSONChars(nil, open)
-	midJ := appendJSONChars(nil, mid)
-	endJ := appendJSONString(nil, end)
+	openJ := appendJSONChars(nil, parts.open)
+	midJ := appendJSONChars(nil, parts.mid)
+	endJ := appendJSONString(nil, parts.end)
+	per := len(openJ) + len(midJ) + len(endJ) + len(tagFixed)
 	size := 160
-	for _, n := range names {
-		size += len(n) + len(openJ) + len(midJ) + len(endJ) + 128 + len(anyObject) + len(params[n])
+	for _, id := range ids {
+		if int(id) >= len(c.names) {
+			size += per + 2*len(extra[int(id)-len(c.names)]) + len(anyObject)
+			continue
+		}
+		if err := c.schemaErr[id]; err != nil {
+			return nil, err
+		}
+		size += per + len(c.jname[id]) + len(c.schema[id])
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst, size)
 	out = append(out, `{"type":"structural_tag","format":{"type":"triggered_tags","triggers":[`...)
 	out = appendJSONString(out, spec.Format.Trigger)
 	out = append(out, `],"tags":[`...)
-	var schema bytes.Buffer
-	for i, n := range names {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"type":"tag","begin":`...)
-		out = append(out, '"')
+	tag := func(jname []byte, schema string) {
+		out = append(out, `{"type":"tag","begin":"`...)
 		out = append(out, openJ...)
-		out = appendJSONChars(out, n)
+		out = append(out, jname...)
 		out = append(out, midJ...)
-		out = append(out, '"')
-		out = append(out, `,"content":{"type":"json_schema","json_schema":`...)
-		p := bytes.TrimSpace(params[n])
-		if len(p) == 0 || string(p) == "null" {
-			out = append(out, anyObject...)
-		} else {
-			schema.Reset()
-			if err := json.Compact(&schema, p); err != nil {
-				return nil, fmt.Errorf("masking: parameters of tool %q: %w", n, err)
-			}
-			out = append(out, schema.Bytes()...)
-		}
+		out = append(out, `","content":{"type":"json_schema","json_schema":`...)
+		out = append(out, schema...)
 		out = append(out, `},"end":`...)
 		out = append(out, endJ...)
 		out = append(out, '}')
+	}
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if int(id) >= len(c.names) {
+			tag(appendJSONChars(nil, extra[int(id)-len(c.names)]), anyObject)
+			continue
+		}
+		tag(c.jname[id], c.schema[id])
 	}
 	out = append(out, `],"at_least_one":`...)
 	if spec.Mode == ModeAuto {
@@ -91,3 +111,6 @@ func StructuralTag(spec Spec, params map[string]json.RawMessage) ([]byte, error)
 	}
 	return append(out, "}}"...), nil
 }
+
+// tagFixed is the fixed text of one tag, for sizing the output.
+const tagFixed = `,{"type":"tag","begin":"","content":{"type":"json_schema","json_schema":},"end":}`
