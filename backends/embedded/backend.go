@@ -141,6 +141,16 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	return resp, err
 }
 
+// Prompt returns the prompt text req becomes through the model's chat template: what
+// the engine prefills, and so what its prefix cache is keyed on. Nothing is decoded.
+func (b *Backend) Prompt(req *backends.Request) (string, error) {
+	r, err := parseRequest(req.Body)
+	if err != nil {
+		return "", err
+	}
+	return b.tmpl.render(r.chat.Messages, r.chat.Tools)
+}
+
 // ConstrainsTools says the engine enforces Request.Allowed token by token, so the
 // gateway may keep the whole catalog in the prompt.
 func (b *Backend) ConstrainsTools() bool { return true }

@@ -212,7 +212,7 @@ func TestToolCalls_HermesTextBecomesToolCalls(t *testing.T) {
 	if ch.FinishReason != oai.FinishToolCalls || ch.Message.Content != nil || len(ch.Message.ToolCalls) != 1 {
 		t.Fatalf("answer = %+v", ch)
 	}
-	if f := ch.Message.ToolCalls[0].Function; f.Name != "get_weather" || f.Arguments != `{"city":"Paris"}` {
+	if f := ch.Message.ToolCalls[0].Function; f.Name != "get_weather" || f.Arguments != `{"city": "Paris"}` {
 		t.Errorf("call = %+v", f)
 	}
 
@@ -238,7 +238,7 @@ func TestToolCalls_HermesTextBecomesToolCalls(t *testing.T) {
 			finish = *f
 		}
 	}
-	if name != "get_weather" || args != `{"city":"Paris"}` || finish != oai.FinishToolCalls {
+	if name != "get_weather" || args != `{"city": "Paris"}` || finish != oai.FinishToolCalls {
 		t.Errorf("streamed call %q %q, finish %q", name, args, finish)
 	}
 }

@@ -14,7 +14,7 @@ func TestParseHermesCalls(t *testing.T) {
 		want       []parsedCall
 		wantErr    bool
 	}{
-		{"one", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>", []parsedCall{{"a", `{"x":1}`}}, false},
+		{"one, with the model's argument bytes", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>", []parsedCall{{"a", `{"x": 1}`}}, false},
 		{"two", "<tool_call>{\"name\":\"a\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"b.c\",\"arguments\":{\"y\":[1,2]}}</tool_call>",
 			[]parsedCall{{"a", `{}`}, {"b.c", `{"y":[1,2]}`}}, false},
 		{"unclosed at end of turn", "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n", []parsedCall{{"a", `{}`}}, false},
@@ -24,6 +24,8 @@ func TestParseHermesCalls(t *testing.T) {
 		{"not json", `<tool_call>get_weather(Paris)</tool_call>`, nil, true},
 		{"text after", "<tool_call>{\"name\":\"a\"}</tool_call> and more", nil, true},
 		{"truncated json", `<tool_call>{"name":"a","argu`, nil, true},
+		{"a good call then a bad one", `<tool_call>{"name":"a"}</tool_call><tool_call>{oops}</tool_call>`, nil, true},
+		{"white space only", " \n", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

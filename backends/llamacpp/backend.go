@@ -11,14 +11,18 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // GrammarFunc builds the grammar members of a /completion body for one request: a JSON
 // object whose members (grammar, grammar_lazy, grammar_triggers, preserved_tokens; see
 // tools/server/README.md, "POST /completion", and DESIGN.md "Engines") are merged into the
 // body after the ones this package writes. allowed are the tools the model may call;
-// required says the model must call one of them. The result must be deterministic for
-// equal arguments, and must not repeat a member this package writes.
+// required says the model must call one of them. The grammar must be for the wire format
+// of Options.Format (the function is configured with the backend, so it knows it). The
+// result must be deterministic for equal arguments, and must not repeat a member this
+// package writes; preserved_tokens it may write, and the package adds the format's
+// markers to them.
 type GrammarFunc func(allowed []string, required bool) (fields json.RawMessage, err error)
 
 // Options configure a Backend. The zero value of each field is its default.
@@ -45,6 +49,11 @@ type Options struct {
 	MaxLine int
 	// MaxResponseBytes caps a non-streaming response body. If zero, 64 MiB.
 	MaxResponseBytes int64
+	// Format is the tool-call wire format of the served model's chat template, one of
+	// toolcall.Names ("hermes", "llama3", "mistral", "harmony", "deepseek"); toolcall.Detect
+	// tells it from ChatTemplate. Calls are parsed from the completion text in it, and its
+	// markers are sent as preserved_tokens. If empty, "hermes".
+	Format string
 }
 
 // Backend translates OpenAI chat completions to llama-server's /apply-template and
@@ -86,6 +95,12 @@ func New(o Options) (*Backend, error) {
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = 64 << 20
 	}
+	if o.Format == "" {
+		o.Format = toolcall.Hermes
+	}
+	if !toolcall.IsFormat(o.Format) {
+		return nil, fmt.Errorf("backend %q: tool-call format %q is not one of %s", o.Name, o.Format, strings.Join(toolcall.Names(), ", "))
+	}
 	return &Backend{
 		opt: o,
 		up: backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
@@ -120,10 +135,13 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		}
 	}
 	body, err := completionBody(prompt, p, req.Stream, grammar)
+	if err == nil && p.calls {
+		body, err = withPreservedTokens(body, toolcall.SpecialTokens(b.opt.Format))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", b.opt.Name, err)
 	}
-	m := meta{id: b.newID("chatcmpl-"), created: b.opt.Now().Unix(), model: req.Model, newCallID: func() string { return b.newID("call_") }}
+	m := meta{id: b.newID("chatcmpl-"), created: b.opt.Now().Unix(), model: req.Model, format: b.opt.Format}
 	out := &backends.Response{Cache: backends.CacheReported}
 	if req.Stream {
 		s, err := b.startStream(ctx, body, p, m)
@@ -174,10 +192,10 @@ func (b *Backend) badAnswer(path string, err error) error {
 
 // meta is what every response and chunk of one call shares.
 type meta struct {
-	id        string
-	created   int64
-	model     string
-	newCallID func() string
+	id      string
+	created int64
+	model   string
+	format  string // the tool-call wire format
 }
 
 // ListModels asks GET /v1/models.

@@ -39,8 +39,9 @@ func TestChatCompletion_WholeAnswerWithToolCalls(t *testing.T) {
 	text := "Checking."
 	want := oai.ChatCompletion{ID: "chatcmpl-1", Object: "chat.completion", Created: 1700000000, Model: "qwen",
 		Choices: []oai.Choice{{Message: oai.ResponseMessage{Role: "assistant", Content: &text, ToolCalls: []oai.ToolCall{
-			{ID: "call_1", Type: "function", Function: oai.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}},
-			{ID: "call_2", Type: "function", Function: oai.FunctionCall{Name: "search", Arguments: `{"q":"rain"}`}},
+			// The model's argument bytes; ids derive from the response id.
+			{ID: "call_1_0", Type: "function", Function: oai.FunctionCall{Name: "get_weather", Arguments: `{"city": "Paris"}`}},
+			{ID: "call_1_1", Type: "function", Function: oai.FunctionCall{Name: "search", Arguments: `{"q": "rain"}`}},
 		}}, FinishReason: "tool_calls"}},
 		// prompt = timings.prompt_n 20 + cache_n 100; cached = cache_n.
 		Usage: &oai.Usage{PromptTokens: 120, CompletionTokens: 9, TotalTokens: 129, PromptTokensDetails: &oai.PromptTokensDetails{CachedTokens: 100}},
@@ -131,9 +132,9 @@ func TestStream_ToolCallsSplitAcrossEvents(t *testing.T) {
 	}
 	zero, one := 0, 1
 	wantCalls := []oai.ToolCall{
-		{Index: &zero, ID: "call_1", Type: "function", Function: oai.FunctionCall{Name: "get_weather"}},
-		{Index: &zero, Function: oai.FunctionCall{Arguments: `{"city":"Paris"}`}},
-		{Index: &one, ID: "call_2", Type: "function", Function: oai.FunctionCall{Name: "search"}},
+		{Index: &zero, ID: "call_1_0", Type: "function", Function: oai.FunctionCall{Name: "get_weather"}},
+		{Index: &zero, Function: oai.FunctionCall{Arguments: `{"city": "Paris"}`}},
+		{Index: &one, ID: "call_1_1", Type: "function", Function: oai.FunctionCall{Name: "search"}},
 		{Index: &one, Function: oai.FunctionCall{Arguments: `{}`}},
 	}
 	if diff := cmp.Diff(wantCalls, calls); diff != "" {

@@ -6,9 +6,12 @@
 // ("Cannot use custom grammar constraints with tools."), so each call is two requests:
 // POST /apply-template renders the client's messages and its whole tools array with the
 // model's chat template into a prompt, and POST /completion generates from that prompt with
-// cache_prompt and the grammar fields that Options.Grammar supplies. The package then
-// parses Hermes tool calls (<tool_call>{"name":…,"arguments":…}</tool_call>) out of the
-// completion text, streaming too, and answers in OpenAI's shape.
+// cache_prompt, the grammar fields that Options.Grammar supplies and the wire format's
+// markers as preserved_tokens. The package then parses tool calls out of the completion
+// text with backends/toolcall, in the format of Options.Format (Hermes by default),
+// streaming too, and answers in OpenAI's shape. Tokenize (POST /tokenize) and
+// ChatTemplate (GET /props, from which toolcall.Detect tells the format) are optional
+// abilities for the gateway's constraint and configuration code.
 //
 // It owns the wire translation and the HTTP exchange with llama-server. It never edits or
 // re-encodes the client's messages or tools (they travel as the client's raw bytes, so the

@@ -65,6 +65,6 @@ func Example() {
 	fmt.Println("prompt", c.Usage.PromptTokens, "cached", c.Usage.PromptTokensDetails.CachedTokens, "source", resp.Cache)
 	// Output:
 	// grammar for [get_weather] required: false
-	// get_weather {"city":"Paris"} tool_calls
+	// get_weather {"city": "Paris"} tool_calls
 	// prompt 42 cached 40 source reported
 }

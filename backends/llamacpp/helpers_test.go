@@ -23,7 +23,8 @@ const testPrompt = "<|im_start|>system\n# Tools\n<|im_end|>\n<|im_start|>user\nh
 
 // fakeServer imitates llama-server's documented API (tools/server/README.md): POST
 // /apply-template → {"prompt"}, POST /completion whole or as SSE events ending with
-// "stop": true, GET /v1/models, GET /health. It records the bodies it was sent.
+// "stop": true, POST /tokenize, GET /props, GET /v1/models, GET /health. It records the
+// bodies it was sent.
 type fakeServer struct {
 	*httptest.Server
 	mu     sync.Mutex
@@ -35,6 +36,8 @@ type fakeServer struct {
 	block    bool     // /completion waits for the client to go away
 	status   int      // when set, every POST answers this status
 	errBody  string
+	tokens   string        // the /tokenize answer
+	props    string        // the /props answer
 	gone     chan struct{} // closed when a blocked /completion saw its client go away
 	started  chan struct{} // closed when a blocked /completion has sent its headers
 }
@@ -66,6 +69,12 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"status":"ok"}`)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		io.WriteString(w, `{"object":"list","data":[{"id":"qwen3-4b.gguf","object":"model","owned_by":"llamacpp"}]}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/tokenize":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, f.tokens)
+	case r.Method == http.MethodGet && r.URL.Path == "/props":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, f.props)
 	case r.Method == http.MethodPost && r.URL.Path == "/apply-template":
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"prompt": testPrompt})
@@ -132,7 +141,13 @@ func fakeGrammar(allowed []string, required bool) (json.RawMessage, error) {
 // newTestBackend returns a backend of f with a fixed clock and numbered ids.
 func newTestBackend(t *testing.T, url string, grammar GrammarFunc) *Backend {
 	t.Helper()
-	b, err := New(Options{Name: "llama", BaseURL: url, Grammar: grammar,
+	return newFormatBackend(t, url, "", grammar)
+}
+
+// newFormatBackend is newTestBackend for a tool-call wire format.
+func newFormatBackend(t *testing.T, url, format string, grammar GrammarFunc) *Backend {
+	t.Helper()
+	b, err := New(Options{Name: "llama", BaseURL: url, Grammar: grammar, Format: format,
 		Now: func() time.Time { return time.Unix(1700000000, 0) }})
 	if err != nil {
 		t.Fatal(err)

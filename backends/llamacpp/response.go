@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // completionResult is what this package reads of a /completion answer, whole or one
@@ -65,18 +66,14 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 	if !p.calls {
 		msg.Content = &r.Content
 	} else {
-		var text string
-		for _, pc := range splitText(r.Content) {
-			if pc.call == nil {
-				text += pc.text
-				continue
-			}
-			call := *pc.call
-			call.ID = m.newCallID()
-			msg.ToolCalls = append(msg.ToolCalls, call)
+		// Reasoning (harmony's analysis channel) has no place in OpenAI's message.
+		parsed, err := toolcall.Parse(m.format, r.Content, toolcall.Options{ResponseID: m.id})
+		if err != nil { // New checked the format
+			panic(err)
 		}
-		if text != "" || len(msg.ToolCalls) == 0 {
-			msg.Content = &text
+		msg.ToolCalls = parsed.ToolCalls
+		if parsed.Content != "" || len(parsed.ToolCalls) == 0 {
+			msg.Content = &parsed.Content
 		}
 	}
 	return &oai.ChatCompletion{

@@ -12,6 +12,7 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/sse"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // stream reads llama-server's /completion event stream and yields chat.completion.chunk
@@ -128,7 +129,7 @@ func (s *stream) Close() error {
 type chunker struct {
 	p     *params
 	m     meta
-	sp    splitter
+	sp    *toolcall.Parser // when p.calls
 	role  bool
 	calls int
 }
@@ -144,33 +145,38 @@ func (c *chunker) add(r *completionResult) [][]byte {
 			out = append(out, c.delta(oai.Delta{Content: &r.Content}, nil))
 		}
 	} else {
-		out = c.pieces(out, c.sp.feed(r.Content))
+		if c.sp == nil {
+			c.sp = newParser(c.m)
+		}
+		out = c.events(out, c.sp.Feed(r.Content))
 	}
 	if !r.Stop {
 		return out
 	}
-	if c.p.calls {
-		out = c.pieces(out, c.sp.finish())
+	if c.sp != nil {
+		out = c.events(out, c.sp.Finish())
 	}
 	finish := finishReason(r, c.calls)
 	out = append(out, c.delta(oai.Delta{}, &finish))
 	return append(out, c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{}, Usage: usage(r)}))
 }
 
-func (c *chunker) pieces(out [][]byte, ps []piece) [][]byte {
-	for _, pc := range ps {
-		if pc.call == nil {
-			text := pc.text
+// events turns parsed text into deltas. Reasoning (harmony's analysis channel) has no
+// place in OpenAI's chunk and is left out.
+func (c *chunker) events(out [][]byte, evs []toolcall.Event) [][]byte {
+	for _, ev := range evs {
+		switch {
+		case ev.Content != "":
+			text := ev.Content
 			out = append(out, c.delta(oai.Delta{Content: &text}, nil))
-			continue
+		case ev.Call != nil:
+			c.calls++
+			head := oai.ToolCall{Index: ev.Call.Index, ID: ev.Call.ID, Type: "function", Function: oai.FunctionCall{Name: ev.Call.Function.Name}}
+			args := oai.ToolCall{Index: ev.Call.Index, Function: oai.FunctionCall{Arguments: ev.Call.Function.Arguments}}
+			out = append(out,
+				c.delta(oai.Delta{ToolCalls: []oai.ToolCall{head}}, nil),
+				c.delta(oai.Delta{ToolCalls: []oai.ToolCall{args}}, nil))
 		}
-		i := c.calls
-		c.calls++
-		head := oai.ToolCall{Index: &i, ID: c.m.newCallID(), Type: "function", Function: oai.FunctionCall{Name: pc.call.Function.Name}}
-		args := oai.ToolCall{Index: &i, Function: oai.FunctionCall{Arguments: pc.call.Function.Arguments}}
-		out = append(out,
-			c.delta(oai.Delta{ToolCalls: []oai.ToolCall{head}}, nil),
-			c.delta(oai.Delta{ToolCalls: []oai.ToolCall{args}}, nil))
 	}
 	return out
 }

@@ -1,133 +1,127 @@
 package llamacpp
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
 )
 
-// flat is a parse result with adjacent text merged, for comparing splits.
-type flat struct {
-	Text  string
-	Calls []string // name + " " + arguments
-}
+// The rules of each wire format (what is a call, what stays content, how a streamed
+// text splits) are backends/toolcall's and tested there; these tests hold what this
+// package adds: the format option, preserved_tokens, and calls in OpenAI's shape.
 
-func flatten(ps []piece) flat {
-	var f flat
-	for _, p := range ps {
-		if p.call == nil {
-			f.Text += p.text
-		} else {
-			f.Calls = append(f.Calls, p.call.Function.Name+" "+p.call.Function.Arguments)
-		}
-	}
-	return f
-}
-
-func TestSplitText_HermesCalls(t *testing.T) {
+func TestWithPreservedTokens_AddsMissingMarkersOnly(t *testing.T) {
 	tests := []struct {
-		name string
-		text string
-		want flat
+		name, body string
+		markers    []string
+		want       string
 	}{
-		{"plain text", "Hello there.", flat{Text: "Hello there."}},
-		{"plain text keeps its trailing newline", "Hello\n", flat{Text: "Hello\n"}},
-		{"one call", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-			flat{Calls: []string{`get_weather {"city":"Paris"}`}}},
-		{"text then call, whitespace between dropped", "Let me check.\n\n<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n",
-			flat{Text: "Let me check.", Calls: []string{"a {}"}}},
-		{"multiple calls", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"y\": [1, 2]}}\n</tool_call>",
-			flat{Calls: []string{`a {"x":1}`, `b {"y":[1,2]}`}}},
-		{"text after a call stays", "<tool_call>{\"name\":\"a\",\"arguments\":{}}</tool_call>\nDone.",
-			flat{Text: "\nDone.", Calls: []string{"a {}"}}},
-		{"arguments as a string", `<tool_call>{"name":"a","arguments":"{\"x\":1}"}</tool_call>`, flat{Calls: []string{`a {"x":1}`}}},
-		{"missing arguments", `<tool_call>{"name":"a"}</tool_call>`, flat{Calls: []string{"a {}"}}},
-		{"unclosed call at the end still parses", "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n", flat{Calls: []string{"a {}"}}},
-		{"malformed JSON is text", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\n</tool_call>",
-			flat{Text: "<tool_call>\n{\"name\": \"a\", \"arguments\": {\n</tool_call>"}},
-		{"no name is text", `<tool_call>{"arguments":{}}</tool_call>`, flat{Text: `<tool_call>{"arguments":{}}</tool_call>`}},
-		{"name not a string is text", `<tool_call>{"name":3}</tool_call>`, flat{Text: `<tool_call>{"name":3}</tool_call>`}},
-		{"unclosed garbage is text", "ok <tool_call> {oops", flat{Text: "ok <tool_call> {oops"}},
-		{"malformed then good", "<tool_call>nope</tool_call><tool_call>{\"name\":\"b\",\"arguments\":{}}</tool_call>",
-			flat{Text: "<tool_call>nope</tool_call>", Calls: []string{"b {}"}}},
-		{"a lone < is text", "a < b", flat{Text: "a < b"}},
-		{"a tag prefix at the end is text", "see <tool_", flat{Text: "see <tool_"}},
-		{"closing tag alone is text", "</tool_call>", flat{Text: "</tool_call>"}},
+		{"no markers", `{"prompt":"p"}`, nil, `{"prompt":"p"}`},
+		{"none yet", `{"prompt":"p","stream":false}`, []string{"[TOOL_CALLS]", "[ARGS]"}, `{"prompt":"p","stream":false,"preserved_tokens":["[TOOL_CALLS]","[ARGS]"]}`},
+		{"all there: bytes unchanged", `{"prompt":"p","preserved_tokens":[ "<tool_call>", "</tool_call>" ]}`, []string{"<tool_call>", "</tool_call>"},
+			`{"prompt":"p","preserved_tokens":[ "<tool_call>", "</tool_call>" ]}`},
+		{"grammar's first, then the rest, unescaped", `{"prompt":"p","preserved_tokens":["<|channel|>"],"grammar_lazy":true}`, []string{"<|start|>", "<|channel|>", "<|message|>"},
+			`{"prompt":"p","preserved_tokens":["<|channel|>","<|start|>","<|message|>"],"grammar_lazy":true}`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, flatten(splitText(tt.text))); diff != "" {
-				t.Errorf("whole (-want +got):\n%s", diff)
+		got, err := withPreservedTokens([]byte(tt.body), tt.markers)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: got %s, %v\nwant %s", tt.name, got, err, tt.want)
+		}
+	}
+	if _, err := withPreservedTokens([]byte(`{"preserved_tokens":"<tool_call>"}`), []string{"x"}); err == nil {
+		t.Error("a preserved_tokens that is not an array was accepted")
+	}
+}
+
+func TestNew_Format(t *testing.T) {
+	b, err := New(Options{Name: "l", BaseURL: "http://127.0.0.1:8080"})
+	if err != nil || b.opt.Format != "hermes" {
+		t.Errorf("default format %q, %v", b.opt.Format, err)
+	}
+	if _, err := New(Options{Name: "l", BaseURL: "http://127.0.0.1:8080", Format: "chatml"}); err == nil ||
+		!strings.Contains(err.Error(), `"chatml"`) || !strings.Contains(err.Error(), "harmony") {
+		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// TestFormats_CallsInOpenAIShape runs one completion per non-Hermes format through the
+// fake llama-server, whole and streamed: the calls come out with the model's argument
+// bytes and ids derived from the response id, and /completion preserves the format's
+// markers (the fake grammar preserves only Hermes tags).
+func TestFormats_CallsInOpenAIShape(t *testing.T) {
+	tests := []struct {
+		format    string
+		pieces    []string
+		content   string
+		preserved []string
+	}{
+		{"llama3", []string{`{"name": "get_weather", `, `"parameters": {"city": "Paris"}}`}, "", []string{"<|python_tag|>"}},
+		{"mistral", []string{"Sure.", "[TOOL_CALLS]get_", `weather[ARGS]{"city": "Paris"}`}, "Sure.", []string{"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"}},
+		{"harmony", []string{"<|channel|>analysis<|message|>Needs a tool.<|end|>", "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+			`{"city": "Paris"}`, "<|call|>"}, "",
+			[]string{"<|start|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>"}},
+		{"deepseek", []string{"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>", `{"city": "Paris"}`, "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}, "",
+			[]string{"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			f := newFake(t, tt.pieces...)
+			b := newFormatBackend(t, f.URL, tt.format, fakeGrammar)
+			resp, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(toolsBody), Model: "m"})
+			if err != nil {
+				t.Fatal(err)
 			}
-			// Every split point, and one byte at a time, must give the same result.
-			for cut := 0; cut <= len(tt.text); cut++ {
-				if diff := cmp.Diff(tt.want, flatten(feedAll(tt.text[:cut], tt.text[cut:]))); diff != "" {
-					t.Fatalf("split at %d (-want +got):\n%s", cut, diff)
+			var got oai.ChatCompletion
+			if err := json.Unmarshal(resp.Body, &got); err != nil {
+				t.Fatal(err)
+			}
+			msg := got.Choices[0].Message
+			wantCalls := []oai.ToolCall{{ID: "call_1_0", Type: "function", Function: oai.FunctionCall{Name: "get_weather", Arguments: `{"city": "Paris"}`}}}
+			if tt.format == "mistral" {
+				wantCalls[0].ID = msg.ToolCalls[0].ID // 9 alphanumerics; toolcall tests them
+			}
+			if diff := cmp.Diff(wantCalls, msg.ToolCalls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if (msg.Content == nil) != (tt.content == "") || (msg.Content != nil && *msg.Content != tt.content) || got.Choices[0].FinishReason != "tool_calls" {
+				t.Errorf("content %v, finish %q", msg.Content, got.Choices[0].FinishReason)
+			}
+			var body struct {
+				Preserved []string `json:"preserved_tokens"`
+			}
+			json.Unmarshal(f.last("/completion"), &body)
+			if diff := cmp.Diff(append([]string{"<tool_call>", "</tool_call>"}, tt.preserved...), body.Preserved); diff != "" {
+				t.Errorf("preserved_tokens (-want +got):\n%s", diff)
+			}
+
+			resp, err = b.ChatCompletion(background(t), &backends.Request{Body: []byte(streamBody(toolsBody)), Model: "m", Stream: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, name, args, id string
+			for _, c := range readStream(t, resp.Stream) {
+				if len(c.Choices) == 0 {
+					continue
+				}
+				d := c.Choices[0].Delta
+				if d.Content != nil {
+					text += *d.Content
+				}
+				for _, tc := range d.ToolCalls {
+					name += tc.Function.Name
+					args += tc.Function.Arguments
+					id += tc.ID
 				}
 			}
-			if diff := cmp.Diff(tt.want, flatten(feedAll(strings.Split(tt.text, "")...))); diff != "" {
-				t.Errorf("byte by byte (-want +got):\n%s", diff)
+			if text != tt.content || name != "get_weather" || args != `{"city": "Paris"}` || (tt.format != "mistral" && id != "call_2_0") {
+				t.Errorf("stream: content %q, call %s %s id %s", text, name, args, id)
 			}
 		})
 	}
-}
-
-func feedAll(parts ...string) []piece {
-	var s splitter
-	var out []piece
-	for _, p := range parts {
-		out = append(out, s.feed(p)...)
-	}
-	return append(out, s.finish()...)
-}
-
-// TestSplitter_HoldsPossibleTagUntilResolved: a piece that may start <tool_call> is not
-// sent as content before the next piece says what it is.
-func TestSplitter_HoldsPossibleTagUntilResolved(t *testing.T) {
-	var s splitter
-	if got := flatten(s.feed("Sure <tool")); got.Text != "Sure" {
-		t.Fatalf("first piece emitted %q, want %q", got.Text, "Sure")
-	}
-	if got := s.feed("_call>{\"name\":\"a\""); len(got) != 0 {
-		t.Fatalf("an open call emitted %v", got)
-	}
-	if got := flatten(s.feed(",\"arguments\":{}}</tool_call>")); len(got.Calls) != 1 || got.Text != "" {
-		t.Fatalf("closing the call gave %+v", got)
-	}
-}
-
-// FuzzSplitter holds the streaming parser's contract on arbitrary text and splits: no
-// panic, the same result as the whole text, text that holds no call comes back whole,
-// and valid UTF-8 in gives valid UTF-8 out.
-func FuzzSplitter(f *testing.F) {
-	for _, s := range []string{
-		"hello",
-		"<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>",
-		"x <tool_call>{\"name\":\"b\"}</tool_call> y <tool_call>{bad</tool_call>",
-		"<tool_call><tool_call>{\"name\":\"c\",\"arguments\":\"[1]\"}",
-		"<<tool_call</tool_call>é",
-	} {
-		f.Add(s, uint8(3), uint8(7))
-	}
-	f.Fuzz(func(t *testing.T, text string, a, b uint8) {
-		whole := flatten(splitText(text))
-		var parts []string
-		rest := text
-		for step := []int{int(a)%8 + 1, int(b)%8 + 1}; len(rest) > 0; step[0], step[1] = step[1], step[0] {
-			n := min(step[0], len(rest))
-			parts = append(parts, rest[:n])
-			rest = rest[n:]
-		}
-		if diff := cmp.Diff(whole, flatten(feedAll(parts...))); diff != "" {
-			t.Fatalf("split %q differs from whole (-whole +split):\n%s", parts, diff)
-		}
-		if !strings.Contains(text, openTag) && whole.Text != text {
-			t.Fatalf("text without calls changed: %q → %q", text, whole.Text)
-		}
-		if utf8.ValidString(text) && !utf8.ValidString(whole.Text) {
-			t.Fatalf("invalid UTF-8 out of %q", text)
-		}
-	})
 }
