@@ -1,0 +1,51 @@
+package kvcache
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var _ prometheus.Collector = (*CostModel)(nil)
+
+var (
+	autoEstimateDesc = prometheus.NewDesc("maskgate_auto_strategy_estimate_seconds",
+		"Modelled engine seconds per session of each strategy open to the backend, at the last auto decision.",
+		[]string{"profile", "backend", "strategy"}, nil)
+	autoSelectedDesc = prometheus.NewDesc("maskgate_auto_strategy_selected",
+		"1 for the strategy the auto strategy uses for the profile on the backend, 0 for the others open to it.",
+		[]string{"profile", "backend", "strategy"}, nil)
+	autoSwitchesDesc = prometheus.NewDesc("maskgate_auto_strategy_switches_total",
+		"Times the auto strategy moved a profile on a backend from one strategy to another.",
+		[]string{"profile", "backend", "from", "to"}, nil)
+)
+
+// Register registers the model's metrics with reg: per profile and backend, the last
+// decision's estimates and strategy, and the switches so far. Values are read from the
+// model when reg is gathered, so it may be registered at any time.
+func (m *CostModel) Register(reg prometheus.Registerer) error { return reg.Register(m) }
+
+// Describe implements prometheus.Collector.
+func (m *CostModel) Describe(ch chan<- *prometheus.Desc) {
+	ch <- autoEstimateDesc
+	ch <- autoSelectedDesc
+	ch <- autoSwitchesDesc
+}
+
+// Collect implements prometheus.Collector.
+func (m *CostModel) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, st := range m.states {
+		if !st.haveLast {
+			continue
+		}
+		for _, e := range st.last.Estimates {
+			ch <- prometheus.MustNewConstMetric(autoEstimateDesc, prometheus.GaugeValue, e.Seconds, k.profile, k.backend, string(e.Strategy))
+			v := 0.0
+			if e.Strategy == st.current {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(autoSelectedDesc, prometheus.GaugeValue, v, k.profile, k.backend, string(e.Strategy))
+		}
+		for mv, n := range st.switches {
+			ch <- prometheus.MustNewConstMetric(autoSwitchesDesc, prometheus.CounterValue, float64(n), k.profile, k.backend, string(mv[0]), string(mv[1]))
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package kvcache
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestPrefillCost_Seconds(t *testing.T) {
+	p := PrefillCost{Fixed: 1, PerToken: 2, PerTokenContext: 3, PerCachedToken: 4}
+	// 1 + 5·2 + 3·(5·10 + 5·4/2) + 10·4 = 1 + 10 + 180 + 40
+	if got := p.Seconds(10, 5); got != 231 {
+		t.Errorf("Seconds(10, 5) = %v, want 231", got)
+	}
+	d := DecodeCost{PerToken: 2, PerTokenContext: 3}
+	// 5·2 + 3·(5·10 + 10)
+	if got := d.Seconds(10, 5); got != 190 {
+		t.Errorf("decode Seconds(10, 5) = %v, want 190", got)
+	}
+}
+
+// The default reproduces the published figures it was fitted to, to half a millisecond.
+func TestDefaultPrefill_ReproducesH200Figures(t *testing.T) {
+	p := DefaultPrefill()
+	for _, s := range H200Llama8BSamples() {
+		if got := p.Seconds(s.Cached, s.Computed); !near(got, s.Seconds, 0.0005) {
+			t.Errorf("Seconds(%d cached, %d computed) = %.4f, want %.3f", s.Cached, s.Computed, got, s.Seconds)
+		}
+	}
+}
+
+func TestFitPrefill_ExactForThreeSamples(t *testing.T) {
+	got, err := FitPrefill(H200Llama8BSamples())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Solved by hand: 14100a + 140287950b = 0.530 and 2780a + 2156410b = 0.041.
+	want := PrefillCost{Fixed: 0.0393651, PerToken: 1.28169e-5, PerTokenContext: 2.48974e-9}
+	if !near(got.Fixed, want.Fixed, 1e-6) || !near(got.PerToken, want.PerToken, 1e-9) || !near(got.PerTokenContext, want.PerTokenContext, 1e-13) {
+		t.Errorf("FitPrefill = %+v, want %+v", got, want)
+	}
+}
+
+func TestFitPrefill_RecoversACostFromManySamples(t *testing.T) {
+	truth := PrefillCost{Fixed: 0.02, PerToken: 2e-5, PerTokenContext: 1e-9}
+	var samples []PrefillSample
+	for _, c := range []int{0, 1000, 30000} {
+		for _, n := range []int{50, 800, 6000} {
+			samples = append(samples, PrefillSample{c, n, truth.Seconds(c, n)})
+		}
+	}
+	got, err := FitPrefill(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got.Fixed, truth.Fixed, 1e-9) || !near(got.PerToken, truth.PerToken, 1e-12) || !near(got.PerTokenContext, truth.PerTokenContext, 1e-16) {
+		t.Errorf("FitPrefill = %+v, want %+v", got, truth)
+	}
+}
+
+func TestFitPrefill_RefusesWhatDoesNotDetermineACost(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []PrefillSample
+	}{
+		{"too few", H200Llama8BSamples()[:2]},
+		{"one shape only", []PrefillSample{{0, 100, 0.01}, {0, 100, 0.011}, {0, 100, 0.012}}},
+		{"negative term: longer prompts faster", []PrefillSample{{0, 100, 0.5}, {0, 1000, 0.3}, {0, 5000, 0.1}, {1000, 100, 0.4}}},
+	} {
+		if _, err := FitPrefill(tc.samples); !errors.Is(err, errFit) {
+			t.Errorf("%s: err = %v, want errFit", tc.name, err)
+		}
+	}
+}

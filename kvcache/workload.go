@@ -1,0 +1,65 @@
+package kvcache
+
+import "time"
+
+// shared is the sessions started within residency before now, at least one.
+func (st *autoState) shared(now time.Time, residency time.Duration) float64 {
+	cut := now.Add(-residency)
+	i := 0
+	for i < len(st.starts) && st.starts[i].Before(cut) {
+		i++
+	}
+	st.starts = append(st.starts[:0], st.starts[i:]...)
+	return float64(max(len(st.starts), 1))
+}
+
+// halve weighs every observation so far by one half.
+func (st *autoState) halve() {
+	for _, p := range []*float64{&st.sessions, &st.turns, &st.input, &st.output, &st.loads, &st.loadTokens, &st.strays, &st.strayTurns} {
+		*p /= 2
+	}
+}
+
+// workload blends the observations with the prior, which weighs as one session.
+func (st *autoState) workload(prior Workload, cat CatalogSize) Workload {
+	p := priorDefaults(prior, cat)
+	w := Workload{
+		TurnsPerSession: (p.TurnsPerSession + st.turns) / (1 + st.sessions),
+		LoadsPerSession: (p.LoadsPerSession + st.loads) / (1 + st.sessions),
+	}
+	pt := p.TurnsPerSession // the prior's turns, as weights of per-turn means
+	w.InputTokensPerTurn = (p.InputTokensPerTurn*pt + st.input) / (pt + st.turns)
+	w.OutputTokensPerTurn = (p.OutputTokensPerTurn*pt + st.output) / (pt + st.turns)
+	w.StraysPerTurn = (p.StraysPerTurn*pt + st.strays) / (pt + st.strayTurns)
+	pl := p.LoadsPerSession
+	if pl+st.loads > 0 {
+		w.TokensPerLoad = (p.TokensPerLoad*pl + st.loadTokens) / (pl + st.loads)
+	}
+	return w
+}
+
+// priorDefaults fills the zero fields of a prior.
+func priorDefaults(p Workload, cat CatalogSize) Workload {
+	if p.TurnsPerSession <= 0 {
+		p.TurnsPerSession = 8
+	}
+	if p.InputTokensPerTurn <= 0 {
+		p.InputTokensPerTurn = 400
+	}
+	if p.OutputTokensPerTurn <= 0 {
+		p.OutputTokensPerTurn = 100
+	}
+	if p.LoadsPerSession <= 0 {
+		p.LoadsPerSession = 2
+	}
+	if p.TokensPerLoad <= 0 {
+		p.TokensPerLoad = 300
+		if cat.Tools > 0 {
+			p.TokensPerLoad = 2 * float64(cat.Tokens) / float64(cat.Tools)
+		}
+	}
+	if p.StraysPerTurn <= 0 {
+		p.StraysPerTurn = 0.05
+	}
+	return p
+}
