@@ -1,0 +1,37 @@
+// Package openai is the backend for OpenAI's chat completions API (kind openai): the
+// openaicompat pass-through plus two byte edits.
+//
+// The allowed set. The gateway sends the whole catalog, byte-identical across turns, and
+// Request.Allowed (meta-tools and loaded tools); this backend writes them as
+//
+//	"tool_choice": {"type":"allowed_tools","allowed_tools":{"mode":"auto"|"required",
+//	                "tools":[{"type":"function","function":{"name":"A"}}, ...]}}
+//
+// (API reference, Chat Completions, Create: tool_choice, "Allowed tools"; the shape is
+// the SDK's ChatCompletionAllowedToolChoiceParam, generated from OpenAI's OpenAPI spec),
+// built by masking.AllowedTools, honouring the client's own tool_choice (see Prepare).
+// The member is replaced where the client put it or appended after the last member, so
+// the tools array's bytes never move. Response.Strategy is then "allowed_tools".
+//
+// Why this keeps the cache: OpenAI caches an exact prefix of the request from 1,024
+// tokens, matching in 128-token blocks, and tool definitions are part of that prefix
+// (OpenAI cookbook, "Prompt Caching 201", 1.1 Basics). Only tool_choice changes from turn
+// to turn; tools and messages stay the same bytes. OpenAI does not publish where it
+// renders tool_choice; that allowed_tools leaves the tools prefix cacheable is how the
+// feature is presented in guides on it, not a sentence this package could cite from
+// OpenAI's own pages. The cached_tokens the gateway reports settle it per request.
+//
+// Tool names. OpenAI accepts only ^[a-zA-Z0-9_-]{1,64}$. When any name in a request is
+// outside that (a namespaced "git.commit"), every name is rewritten to its
+// toolname.OpenAI wire name — in tools, in the calls of earlier assistant messages and
+// in tool_choice — and mapped back in the answer: choices[].message.tool_calls of a
+// whole response, choices[].delta.tool_calls of each streamed chunk. A request whose
+// names are all valid is sent as the same bytes. Self-hosted engines (vllm, sglang,
+// openaicompat) see real names; only this backend maps.
+//
+// Cache accounting: usage.prompt_tokens_details.cached_tokens, which OpenAI always
+// sends; a whole answer that carries it is marked reported.
+//
+// It must not edit any other member, nor re-encode the client's body; it must not send
+// allowed_tools to an API declared without it (Options.NoAllowedTools).
+package openai
