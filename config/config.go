@@ -40,8 +40,16 @@ type Backend struct {
 	Kind string `yaml:"kind"`
 	// URL is written as that engine's own clients write it: the server root for llamacpp
 	// and ollama; the OpenAI SDK base URL, with /v1, for openai, vllm and sglang.
-	// Required except for embedded.
+	// Required except for embedded, unless URLs is set instead.
 	URL string `yaml:"url"`
+	// URLs, instead of URL, are identical replicas of one engine (same weights, same
+	// models), each written as URL would be. Each request goes to the replica most likely
+	// to hold its prompt prefix in its KV cache (the catalog every session of a profile
+	// shares, then the replica that served its thread), unless that one is far busier
+	// than the least loaded; before the first byte of an answer it fails over to the
+	// others; and a background check pings every replica each HealthInterval. Exactly one
+	// of url and urls; not for embedded.
+	URLs []string `yaml:"urls"`
 	// APIKeyEnv names the environment variable that holds the upstream's key. The key
 	// itself never appears in the file or in logs.
 	APIKeyEnv string `yaml:"api_key_env"`
@@ -52,6 +60,9 @@ type Backend struct {
 	Format string `yaml:"format"`
 	// Timeout bounds the wait for the upstream's response headers. Default 10m.
 	Timeout Duration `yaml:"timeout"`
+	// HealthInterval is how often each of URLs is pinged to mark it up or down. Default
+	// 5s; only with urls.
+	HealthInterval Duration `yaml:"health_interval"`
 	// Model is the GGUF file for kind embedded.
 	Model string `yaml:"model"`
 	// ContextWindow is the model's context length in tokens; requests that cannot fit
@@ -147,6 +158,7 @@ const (
 	DefaultListen          = "127.0.0.1:4000"
 	DefaultMaxRequestBytes = 16 << 20
 	DefaultTimeout         = 10 * time.Minute
+	DefaultHealthInterval  = 5 * time.Second
 	DefaultTopK            = 5
 	DefaultMinScore        = 0.1
 	DefaultTTL             = time.Hour

@@ -18,7 +18,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
 			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
-			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, api_key_env, models, format, timeout, model, context_window)"},
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, health_interval, model, context_window)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
 			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
 		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",
@@ -55,6 +55,24 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			"g.yaml:4: filters[0].headers[0].name: required: the header name to match"},
 		{"unknown filter key", "filters:\n  - phases: [load]\n    tool: [x]\n",
 			"g.yaml:3: filters[0].tool: unknown key (known keys here: name, phases, profiles, headers, metadata, tools, namespaces)"},
+		{"url and urls", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    urls: [http://y/v1]\n    models: [m]\n",
+			"g.yaml:5: backends[0].urls: set url or urls, not both"},
+		{"empty urls", "backends:\n  - name: a\n    kind: vllm\n    urls: []\n    models: [m]\n",
+			"g.yaml:4: backends[0].urls: empty: list each replica's address, e.g. [http://127.0.0.1:8000/v1]"},
+		{"bad replica url", "backends:\n  - name: a\n    kind: llamacpp\n    urls:\n      - http://gpu0:8080\n      - gpu1:8080\n    models: [m]\n",
+			`g.yaml:6: backends[0].urls[1]: "gpu1:8080" is not an http(s) URL, e.g. http://127.0.0.1:8080`},
+		{"repeated replica", "backends:\n  - name: a\n    kind: sglang\n    urls: ['http://g:30000/v1', 'http://h:30000/v1', 'http://g:30000/v1/']\n    models: [m]\n",
+			`g.yaml:4: backends[0].urls[2]: "http://g:30000/v1/" is listed twice (also urls[0])`},
+		{"urls on embedded", "backends:\n  - name: a\n    kind: embedded\n    model: m.gguf\n    urls: [http://x]\n    models: [m]\n",
+			"g.yaml:5: backends[0].urls: kind embedded runs in this process; it has no urls"},
+		{"urls not a list", "backends:\n  - name: a\n    kind: vllm\n    urls: http://x/v1\n    models: [m]\n",
+			"g.yaml:4: backends[0].urls: expected a list"},
+		{"health_interval without urls", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    health_interval: 1s\n",
+			"g.yaml:6: backends[0].health_interval: applies only with urls"},
+		{"bad health_interval", "backends:\n  - name: a\n    kind: vllm\n    urls: [http://x/v1]\n    models: [m]\n    health_interval: often\n",
+			`g.yaml:6: backends[0].health_interval: invalid duration "often": write it like 30s, 10m or 1h`},
+		{"missing url names urls too", "backends:\n  - {name: a, kind: vllm, models: [m]}\n",
+			"g.yaml:2: backends[0].url: required: the vllm server's address, e.g. http://127.0.0.1:8000/v1 (or urls: a list, for several replicas of one engine)"},
 		{"bad search mode", "search:\n  mode: both\n", `g.yaml:2: search.mode: unknown mode "both" (server or client)`},
 		{"negative max_rounds", "search:\n  max_rounds: -1\n", "g.yaml:2: search.max_rounds: must be positive"},
 	}
@@ -158,5 +176,43 @@ func TestLoad_ExampleFilesAreValid(t *testing.T) {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+func TestParse_URLsListReplicasWithAHealthInterval(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte(`backends:
+  - name: pool
+    kind: vllm
+    urls: ["http://gpu0:8000/v1", "http://gpu1:8000/v1"]
+    models: [qwen]
+  - name: tuned
+    kind: llamacpp
+    urls: ["http://127.0.0.1:8081"]
+    health_interval: 250ms
+    models: [llama]
+  - name: single
+    kind: ollama
+    url: http://127.0.0.1:11434
+    models: ["*"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		URL    string
+		URLs   []string
+		Health time.Duration
+	}
+	var have []got
+	for _, b := range cfg.Backends {
+		have = append(have, got{b.URL, b.URLs, time.Duration(b.HealthInterval)})
+	}
+	want := []got{
+		{"", []string{"http://gpu0:8000/v1", "http://gpu1:8000/v1"}, DefaultHealthInterval},
+		{"", []string{"http://127.0.0.1:8081"}, 250 * time.Millisecond},
+		{"http://127.0.0.1:11434", nil, 0},
+	}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("backends (-want +got):\n%s", diff)
 	}
 }

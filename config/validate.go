@@ -46,6 +46,9 @@ func (c *Config) applyDefaults() {
 		if c.Backends[i].Timeout == 0 {
 			c.Backends[i].Timeout = Duration(DefaultTimeout)
 		}
+		if len(c.Backends[i].URLs) > 0 && c.Backends[i].HealthInterval == 0 {
+			c.Backends[i].HealthInterval = Duration(DefaultHealthInterval)
+		}
 	}
 }
 
@@ -130,8 +133,14 @@ func (c *Config) validate(file string) error {
 			if b.Model == "" {
 				return bad(key+".model", "required for kind embedded: the path of a GGUF file")
 			}
-		} else if err := checkURL(b.Kind, b.URL); err != nil {
-			return bad(key+".url", "%v", err)
+			if b.URLs != nil {
+				return bad(key+".urls", "kind embedded runs in this process; it has no urls (run one gateway per GPU, or serve the model with llama-server)")
+			}
+		} else if err := c.validateURLs(file, key, b); err != nil {
+			return err
+		}
+		if b.HealthInterval != 0 && b.URLs == nil {
+			return bad(key+".health_interval", "applies only with urls: a single url is not health-checked")
 		}
 		if len(b.Models) == 0 {
 			return bad(key+".models", `required: list the model names routed here, or "*" for any`)
@@ -150,6 +159,41 @@ func (c *Config) validate(file string) error {
 		if time.Duration(b.Timeout) <= 0 {
 			return bad(key+".timeout", "must be positive")
 		}
+	}
+	return nil
+}
+
+// validateURLs checks the backend's address: url, or urls for replicas, not both.
+func (c *Config) validateURLs(file, key string, b Backend) error {
+	bad := func(key, format string, args ...any) error {
+		return &Error{File: file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if b.URLs == nil {
+		if err := checkURL(b.Kind, b.URL); err != nil {
+			if b.URL == "" {
+				return bad(key+".url", "%v (or urls: a list, for several replicas of one engine)", err)
+			}
+			return bad(key+".url", "%v", err)
+		}
+		return nil
+	}
+	if b.URL != "" {
+		return bad(key+".urls", "set url or urls, not both (urls lists every replica)")
+	}
+	if len(b.URLs) == 0 {
+		return bad(key+".urls", "empty: list each replica's address, e.g. [%s]", exampleURL(b.Kind))
+	}
+	seen := map[string]int{}
+	for j, u := range b.URLs {
+		k := fmt.Sprintf("%s.urls[%d]", key, j)
+		if err := checkURL(b.Kind, u); err != nil {
+			return bad(k, "%v", err)
+		}
+		norm := strings.TrimRight(u, "/")
+		if first, dup := seen[norm]; dup {
+			return bad(k, "%q is listed twice (also urls[%d]); each replica once", u, first)
+		}
+		seen[norm] = j
 	}
 	return nil
 }

@@ -1,21 +1,73 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
 
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/backends/toolcall"
+	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/masking"
 )
 
-// hermesGrammar renders the loaded set as llama-server's grammar fields: a lazy GBNF
-// grammar that only starts at <tool_call> and then allows only the allowed names.
-func hermesGrammar(allowed []string, required bool) (json.RawMessage, error) {
-	spec := masking.Spec{Format: masking.Hermes(), Allowed: allowed, Mode: masking.ModeAuto}
-	if required {
-		spec.Mode = masking.ModeRequired
+// grammarFor renders the loaded set as llama-server's grammar fields for one wire
+// format: a lazy GBNF grammar that starts at the format's trigger and then allows only
+// the allowed names.
+func grammarFor(f masking.Format) llamacpp.GrammarFunc {
+	return func(allowed []string, required bool) (json.RawMessage, error) {
+		spec := masking.Spec{Format: f, Allowed: allowed, Mode: masking.ModeAuto}
+		if required {
+			spec.Mode = masking.ModeRequired
+		}
+		g, err := masking.GBNF(spec, nil)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(g)
 	}
-	g, err := masking.GBNF(spec, nil)
+}
+
+// hermesGrammar is grammarFor the Hermes / Qwen format, the default.
+var hermesGrammar = grammarFor(masking.Hermes())
+
+// templateTimeout bounds reading llama-server's chat template at start.
+const templateTimeout = 3 * time.Second
+
+// newLlamaCpp builds the llama-server backend in the wire format b names or, when it
+// names none, the one its chat template shows. A template whose calls no constraint
+// can express leaves the backend unconstrained (the gateway then uses remove), and
+// says so once, here. A server that does not answer yet is taken to speak Hermes.
+func newLlamaCpp(b config.Backend, transport http.RoundTripper, timeout time.Duration, log *slog.Logger) (backends.Backend, error) {
+	opt := llamacpp.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout, Format: b.Format}
+	if b.Format != "" {
+		f, _ := masking.FormatByName(b.Format) // config validated the name
+		opt.Grammar = grammarFor(f)
+		return llamacpp.New(opt)
+	}
+	probe, err := llamacpp.New(opt)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(g)
+	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
+	defer cancel()
+	tmpl, err := probe.ChatTemplate(ctx)
+	if err != nil {
+		log.Warn("llama-server chat template not readable; assuming the hermes tool-call format (set format: to choose)", "backend", b.Name, "error", err)
+		opt.Format, opt.Grammar = toolcall.Hermes, hermesGrammar
+		return llamacpp.New(opt)
+	}
+	if name, ok := toolcall.Detect(tmpl); ok {
+		opt.Format = name
+	}
+	if f, ok := masking.DetectFormat(tmpl); ok {
+		opt.Format, opt.Grammar = f.Name, grammarFor(f)
+		log.Info("llama-server tool-call format detected", "backend", b.Name, "format", f.Name)
+	} else {
+		log.Warn("llama-server's chat template has a tool-call format no grammar here can constrain; tools will be removed from the prompt instead of masked (set format: if you know it)", "backend", b.Name, "parsed_as", opt.Format)
+	}
+	return llamacpp.New(opt)
 }

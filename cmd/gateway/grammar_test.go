@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestHermesGrammar_IsLazyUnlessRequiredAndNamesOnlyTheAllowed(t *testing.T) 
 }
 
 func TestNewBackend_LlamaCppConstrainsTools(t *testing.T) {
-	be, err := newBackend(config.Backend{Name: "l", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"}}, "", http.DefaultTransport)
+	be, err := newBackend(config.Backend{Name: "l", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"}}, "", http.DefaultTransport, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,48 @@ func TestNewBackend_LlamaCppConstrainsTools(t *testing.T) {
 }
 
 func TestNewBackend_VLLMConstrainsTools(t *testing.T) {
-	be, err := newBackend(config.Backend{Name: "v", Kind: "vllm", URL: "http://127.0.0.1:8000/v1", Models: []string{"*"}}, "", http.DefaultTransport)
+	be, err := newBackend(config.Backend{Name: "v", Kind: "vllm", URL: "http://127.0.0.1:8000/v1", Models: []string{"*"}}, "", http.DefaultTransport, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c, ok := be.(backends.ToolConstrainer); !ok || !c.ConstrainsTools() {
 		t.Error("vLLM backends must constrain tools with a structural tag (strategy mask)")
+	}
+}
+
+// TestNewLlamaCpp_FormatFromTheChatTemplate: without format:, the backend reads
+// llama-server's chat template; a format no grammar can express leaves it
+// unconstrained (remove), and an unreachable server is taken to speak Hermes.
+func TestNewLlamaCpp_FormatFromTheChatTemplate(t *testing.T) {
+	props := func(tmpl string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/props" {
+				http.NotFound(w, r)
+				return
+			}
+			b, _ := json.Marshal(map[string]string{"chat_template": tmpl})
+			w.Write(b)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	cases := []struct {
+		name, url  string
+		constrains bool
+	}{
+		{"mistral", props(`{{- "[TOOL_CALLS]" + tool.function.name + "[ARGS]" }}`).URL, true},
+		{"unknown", props(`<|im_start|>{{ message.role }}`).URL, false},
+		{"unreachable", "http://127.0.0.1:1", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			be, err := newBackend(config.Backend{Name: "l", Kind: "llamacpp", URL: c.url}, "", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := be.(backends.ToolConstrainer).ConstrainsTools(); got != c.constrains {
+				t.Errorf("constrains = %v, want %v", got, c.constrains)
+			}
+		})
 	}
 }

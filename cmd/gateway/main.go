@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			cfg.Backends = demoBackends(ctx, log)
 		}
 	}
-	ups, err := buildUpstreams(cfg, transport, getenv)
+	ups, err := buildUpstreams(cfg, transport, getenv, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %v\n", err)
 		return 2
@@ -125,8 +125,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var chooser gateway.Chooser
+	if cfg.Strategy == gateway.StrategyAuto {
+		cm := costModel(ups)
+		if err := cm.Register(reg); err != nil {
+			fmt.Fprintf(stderr, "gateway: auto strategy metrics: %v\n", err)
+			return 1
+		}
+		chooser = &gateway.CostChooser{Model: cm}
+	}
 	srv := gateway.New(gateway.Options{
 		Upstreams:       ups,
+		Chooser:         chooser,
 		MaxRequestBytes: int64(cfg.MaxRequestBytes),
 		Registry:        reg,
 		Logger:          log,
@@ -153,6 +163,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("maskgate listening", "addr", "http://"+ln.Addr().String(), "backends", len(ups))
+	hctx, stopHealth := context.WithCancel(ctx) // whichever way run returns, the checks end
+	defer stopHealth()
+	startHealthChecks(hctx, ups)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -53,7 +53,7 @@ func TestBuildUpstreams_SecretsComeFromTheEnvironment(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gw.yaml")
 	os.WriteFile(path, []byte("backends:\n  - {name: o, kind: openai, url: '"+up.URL+"/v1', api_key_env: K, models: [m]}\n"), 0o644)
 	cfg := mustLoad(t, path)
-	ups, err := buildUpstreams(cfg, http.DefaultTransport, func(k string) string { return map[string]string{"K": "sk-secret"}[k] })
+	ups, err := buildUpstreams(cfg, http.DefaultTransport, func(k string) string { return map[string]string{"K": "sk-secret"}[k] }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,29 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
-	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/backends/anthropic"
 	"github.com/maskgate/maskgate/backends/ollama"
+	"github.com/maskgate/maskgate/backends/openai"
 	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/backends/replicas"
+	"github.com/maskgate/maskgate/backends/sglang"
 	"github.com/maskgate/maskgate/backends/vllm"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
 )
 
-// buildUpstreams turns configured backends into gateway upstreams.
-func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func(string) string) ([]gateway.Upstream, error) {
+// buildUpstreams turns configured backends into gateway upstreams. A backend with urls
+// becomes one backend over its replicas, whose health checks startHealthChecks runs.
+func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func(string) string, log *slog.Logger) ([]gateway.Upstream, error) {
 	var ups []gateway.Upstream
 	for i, b := range cfg.Backends {
 		key := ""
@@ -25,7 +33,13 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 				return nil, fmt.Errorf("backends[%d] (%s): environment variable %s is empty; export the upstream key in it", i, b.Name, b.APIKeyEnv)
 			}
 		}
-		be, err := newBackend(b, key, transport)
+		var be backends.Backend
+		var err error
+		if len(b.URLs) > 0 {
+			be, err = newReplicated(b, key, transport, log)
+		} else {
+			be, err = newBackend(b, key, transport, log)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
 		}
@@ -34,23 +48,63 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 	return ups, nil
 }
 
-func newBackend(b config.Backend, key string, transport http.RoundTripper) (backends.Backend, error) {
+func newBackend(b config.Backend, key string, transport http.RoundTripper, log *slog.Logger) (backends.Backend, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	timeout := time.Duration(b.Timeout)
 	switch b.Kind {
 	case "vllm":
 		return vllm.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
-	case "openai", "sglang":
-		return openaicompat.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
-			Transport: transport, Timeout: timeout, ReportsCache: true})
+	case "openai":
+		// allowed_tools enforces the loaded set; names OpenAI refuses are mapped both ways.
+		return openai.New(openai.Options{Options: openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
+			Transport: transport, Timeout: timeout}})
+	case "sglang":
+		// A structural tag in response_format; cached tokens need --enable-cache-report.
+		return sglang.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
+	case "anthropic":
+		// The Messages API, translated both ways; it cannot constrain, so it gets remove.
+		return anthropic.New(anthropic.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
 	case "llamacpp":
 		// /apply-template + /completion keep the prompt the client's bytes and take a
 		// grammar for the loaded set; llama-server's /v1 refuses a grammar with tools.
-		return llamacpp.New(llamacpp.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout,
-			Grammar: hermesGrammar})
+		return newLlamaCpp(b, transport, timeout, log)
 	case "ollama":
 		return ollama.New(ollama.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout})
 	case "embedded":
 		return newEmbedded(b)
 	}
 	return nil, fmt.Errorf("kind %q is not supported by this build yet", b.Kind)
+}
+
+// newReplicated builds one backend of b's kind per entry of b.urls, behind a replica
+// router. Replica i is named "NAME[i]" in errors, as its address is urls[i].
+func newReplicated(b config.Backend, key string, transport http.RoundTripper, log *slog.Logger) (*replicas.Backend, error) {
+	rs := make([]replicas.Replica, len(b.URLs))
+	for i, u := range b.URLs {
+		one := b
+		one.Name, one.URL, one.URLs = fmt.Sprintf("%s[%d]", b.Name, i), u, nil
+		be, err := newBackend(one, key, transport, log)
+		if err != nil {
+			return nil, fmt.Errorf("urls[%d]: %w", i, err)
+		}
+		id := strings.TrimRight(u, "/")
+		if pu, err := url.Parse(id); err == nil {
+			id = pu.Redacted() // the ID is logged: no password from the URL
+		}
+		rs[i] = replicas.Replica{ID: id, Backend: be}
+	}
+	return replicas.New(replicas.Options{Name: b.Name, Replicas: rs,
+		HealthInterval: time.Duration(b.HealthInterval), Logger: log})
+}
+
+// startHealthChecks runs, until ctx is done, the background checks of every backend
+// that has them (those with replicas).
+func startHealthChecks(ctx context.Context, ups []gateway.Upstream) {
+	for _, u := range ups {
+		if s, ok := u.Backend.(interface{ Start(context.Context) }); ok {
+			s.Start(ctx)
+		}
+	}
 }

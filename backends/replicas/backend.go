@@ -1,0 +1,201 @@
+package replicas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/kvcache"
+)
+
+// HeaderReplica tells the client which replica served it: its index in the configured
+// list (urls[i]), never its address.
+const HeaderReplica = "X-Maskgate-Replica"
+
+// DefaultHealthInterval is how often Start's health check pings the replicas when
+// Options.HealthInterval is zero.
+const DefaultHealthInterval = 5 * time.Second
+
+// Replica is one engine behind the backend.
+type Replica struct {
+	// ID names the replica to the router, which homes prefixes by it: keep it stable
+	// across restarts (the URL as configured). It is logged, never sent to clients.
+	ID string
+	// Backend talks to the engine.
+	Backend backends.Backend
+}
+
+// Options configure a Backend. The zero value of each field is its default.
+type Options struct {
+	// Name is the configured backend's name, for errors and logs.
+	Name string
+	// Replicas are the engines, in configured order; at least one. Indexes in
+	// X-Maskgate-Replica are positions here.
+	Replicas []Replica
+	// HealthInterval is the pause between two rounds of health pings. If zero,
+	// DefaultHealthInterval.
+	HealthInterval time.Duration
+	// PingTimeout bounds one replica's health ping. If zero, HealthInterval.
+	PingTimeout time.Duration
+	// Router tunes replica choice (load thresholds, thread memory).
+	Router kvcache.RouterOptions
+	// Logger records replicas going down and coming back. If nil, nothing is logged.
+	Logger *slog.Logger
+}
+
+// Backend is a backends.Backend over several replicas of one engine.
+type Backend struct {
+	opt    Options
+	router *kvcache.Router
+	log    *slog.Logger
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	stop      context.CancelFunc // set by Start; guarded by startOnce
+	done      chan struct{}      // closed when the health loop has ended
+}
+
+var (
+	_ backends.Backend         = (*Backend)(nil)
+	_ backends.Pinger          = (*Backend)(nil)
+	_ backends.ModelLister     = (*Backend)(nil)
+	_ backends.ToolConstrainer = (*Backend)(nil)
+)
+
+// New returns a Backend over o.Replicas, all taken to be up until shown otherwise.
+// Call Start to run health checks.
+func New(o Options) (*Backend, error) {
+	if len(o.Replicas) == 0 {
+		return nil, fmt.Errorf("backend %q: no replicas; list at least one url", o.Name)
+	}
+	ids := make([]string, len(o.Replicas))
+	for i, r := range o.Replicas {
+		if r.Backend == nil {
+			return nil, fmt.Errorf("backend %q: replica %d has no backend", o.Name, i)
+		}
+		ids[i] = r.ID
+	}
+	router, err := kvcache.NewRouter(ids, o.Router)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %w", o.Name, err)
+	}
+	if o.HealthInterval <= 0 {
+		o.HealthInterval = DefaultHealthInterval
+	}
+	if o.PingTimeout <= 0 {
+		o.PingTimeout = o.HealthInterval
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{opt: o, router: router, log: log.With("backend", o.Name), done: make(chan struct{})}, nil
+}
+
+// Router is the backend's replica router, for callers that report its state.
+func (b *Backend) Router() *kvcache.Router { return b.router }
+
+// ChatCompletion sends req to the replica the router picks, and to the next candidates
+// while the failure is retryable and nothing has been received yet.
+func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	route := b.router.Pick(req.Prefix, req.Thread)
+	var last error
+	for n, i := range route.Order {
+		resp, err := b.try(ctx, i, req)
+		if err == nil {
+			if b.router.MarkUp(i) { // tried because every other candidate failed, and it answered
+				b.log.Info("replica up", "replica", i, "id", b.opt.Replicas[i].ID)
+			}
+			b.router.Served(req.Thread, req.Prefix, i)
+			return resp, nil
+		}
+		if ctx.Err() != nil || !retryable(err) {
+			return nil, err
+		}
+		if unreachable(err) && b.router.MarkDown(i) {
+			b.log.Warn("replica down", "replica", i, "id", b.opt.Replicas[i].ID, "error", err)
+		}
+		b.log.Info("replica failed before answering; trying the next", "replica", i, "attempt", n+1, "error", err)
+		last = err
+	}
+	if len(route.Order) > 1 {
+		return nil, fmt.Errorf("backend %q: all %d replicas failed, the last with: %w", b.opt.Name, len(route.Order), last)
+	}
+	return nil, last
+}
+
+// try asks replica i and, for a stream, waits for its first chunk, so that a replica
+// that fails at once can still be skipped. The request counts as in flight on i until
+// a whole answer is back or the stream is closed.
+func (b *Backend) try(ctx context.Context, i int, req *backends.Request) (*backends.Response, error) {
+	b.router.Acquire(i)
+	resp, err := b.opt.Replicas[i].Backend.ChatCompletion(ctx, req)
+	if err != nil {
+		b.router.Release(i)
+		return nil, err
+	}
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	resp.Header.Set(HeaderReplica, strconv.Itoa(i))
+	if resp.Stream == nil {
+		b.router.Release(i)
+		return resp, nil
+	}
+	first, err := resp.Stream.Next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		resp.Stream.Close()
+		b.router.Release(i)
+		return nil, err
+	}
+	resp.Stream = &committed{Stream: resp.Stream, first: first, firstErr: err, pending: true,
+		release: func() { b.router.Release(i) }}
+	return resp, nil
+}
+
+// retryable says whether another replica may succeed where one failed: it could not be
+// reached, was too slow or busy, failed on its side, or broke its stream before the
+// first chunk. A client error would be the same everywhere.
+func retryable(err error) bool {
+	var be *backends.Error
+	if errors.As(err, &be) {
+		switch be.Status {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, backends.ErrTruncated) || errors.As(err, &ne)
+}
+
+// unreachable says whether err shows the replica itself is gone (refused or reset
+// connections), rather than slow or busy.
+func unreachable(err error) bool {
+	var be *backends.Error
+	if errors.As(err, &be) {
+		return be.Code == "upstream_unreachable"
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && !ne.Timeout()
+}
+
+// ConstrainsTools reports true only when every replica enforces Request.Allowed, so the
+// gateway picks the same tool strategy it would for one of them.
+func (b *Backend) ConstrainsTools() bool {
+	for _, r := range b.opt.Replicas {
+		c, ok := r.Backend.(backends.ToolConstrainer)
+		if !ok || !c.ConstrainsTools() {
+			return false
+		}
+	}
+	return true
+}
