@@ -40,6 +40,7 @@ type exchange struct {
 
 	usage *oai.Usage
 	cache backends.CacheSource
+	plan  *toolPlan // nil when tools are not managed
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +58,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if x.committed && x.stream {
 		setAccounting(w.Header(), http.TrailerPrefix, x.usage)
 	}
+	s.observe(x)
 	s.record(x)
 }
 
@@ -107,6 +109,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 		return err
 	}
 	obj := env.Object
+	x.plan = plan
 	if plan != nil {
 		tools := s.toolsArray(plan)
 		if err := s.checkBudget(rt.up, env.Object, tools, plan.messages); err != nil {

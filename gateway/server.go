@@ -84,6 +84,7 @@ type Server struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 
+	sizes      catalogSizes
 	tokensOnce sync.Once
 	tokensJSON []byte
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
@@ -227,4 +228,38 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, want map[strin
 		}
 	}
 	return sum
+}
+
+func TestAuto_CostChooserLearnsFromRequests(t *testing.T) {
+	sc := &scripted{replies: []string{callReply("c1", "load_tool", `{"toolName":"slack_send_message"}`), stopReply}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	reg := prometheus.NewRegistry()
+	cm := kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"up": {Capabilities: kvcache.Capabilities{CachesPrefixes: true}}}})
+	if err := cm.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}),
+		Chooser: &gateway.CostChooser{Model: cm},
+	}))
+	defer srv.Close()
+	resp, body := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"tell slack"}]}`, "auto")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	// The backend cannot constrain, so the model chooses among the rest; whatever it
+	// chose is what the response says.
+	d := cm.Decide("default", "up")
+	if got := resp.Header.Get(gateway.HeaderStrategy); got != string(d.Strategy) || got == "mask" {
+		t.Errorf("response strategy %q, the model's decision %q", got, d.Strategy)
+	}
+	if len(d.Estimates) == 0 {
+		t.Fatalf("the model saw no catalog: %+v", d)
+	}
+	if d.Workload.LoadsPerSession == 0 {
+		t.Errorf("the load was not observed: %+v", d.Workload)
+	}
 }

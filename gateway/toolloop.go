@@ -127,6 +127,7 @@ func (s *Server) countDisabled(x *exchange, p *toolPlan, calls []oai.ToolCall, o
 			n++
 		}
 	}
+	p.strays += n
 	if n > 0 {
 		s.metrics.disabledCalls.WithLabelValues(x.backend, x.strategy, outcome).Add(float64(n))
 	}

@@ -40,6 +40,12 @@ type toolPlan struct {
 	// strategy is how tools reach the engine (Strategy* constants). Under every one but
 	// remove the engine sees the whole catalog, byte-identical whatever is loaded.
 	strategy string
+
+	// What a learning Chooser is told at the end.
+	newSession    bool              // no assistant message yet
+	added         []json.RawMessage // the client messages this turn added
+	loadedAtStart int
+	strays        int // calls to tools outside the loaded set
 }
 
 // planTools decides whether tools are managed for this request and, if so, builds the
@@ -115,10 +121,14 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 	} else if snap, ok := s.opt.State.Get(p.thread); ok {
 		p.loaded, splices = snap.Loaded, snap.Splices
 	}
+	p.loadedAtStart = len(p.loaded)
 	if s.opt.Progressive && s.opt.ToolMode != ModeClient {
 		s.loadForUserMessage(p, env.Messages[len(env.Messages)-1])
 	}
 	p.messages = spliceMessages(env.Messages, splices)
+	if _, ok := s.opt.Chooser.(Observer); ok {
+		p.newSession, p.added = turnInput(env.Messages)
+	}
 	return p, nil
 }
 

@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/kvcache"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+)
+
+// Observation is what one managed request did, reported to a Chooser that learns.
+type Observation struct {
+	Backend string
+	// NewSession: the client's messages hold no assistant message yet.
+	NewSession bool
+	Catalog    kvcache.CatalogSize
+	Turn       kvcache.Turn
+}
+
+// Observer is a Chooser that learns from what requests did.
+type Observer interface {
+	Observe(o Observation)
+}
+
+// CostChooser is strategy auto on kvcache's cost model: each managed request reports its
+// catalog, session starts and turns, and each asks for the profile's decision, which
+// the model changes only with hysteresis.
+type CostChooser struct {
+	Model *kvcache.CostModel
+	// Profile labels the model's state and metrics. If empty, "default".
+	Profile string
+}
+
+func (c *CostChooser) profile() string {
+	if c.Profile == "" {
+		return "default"
+	}
+	return c.Profile
+}
+
+// Choose returns the model's decision for the backend.
+func (c *CostChooser) Choose(in ChoiceInput) string {
+	return string(c.Model.Decide(c.profile(), in.Backend).Strategy)
+}
+
+// Observe feeds the model.
+func (c *CostChooser) Observe(o Observation) {
+	p := c.profile()
+	c.Model.ObserveCatalog(p, o.Backend, o.Catalog)
+	if o.NewSession {
+		c.Model.ObserveSession(p, o.Backend)
+	}
+	c.Model.ObserveTurn(p, o.Backend, o.Turn)
+}
+
+// catalogSizes caches a catalog's size in tokens by version: counting a 500-tool
+// catalog costs milliseconds, and it changes only with the catalog.
+type catalogSizes struct {
+	mu   sync.Mutex
+	byID map[string]kvcache.CatalogSize
+}
+
+func (s *Server) countTokens(b []byte) int {
+	if s.opt.Tokens != nil {
+		return s.opt.Tokens.Count(b)
+	}
+	return (len(b) + 3) / 4 // the usual four bytes a token, where nothing counts better
+}
+
+func (s *Server) catalogSize(cat *toolsearch.Catalog) kvcache.CatalogSize {
+	v := cat.Version()
+	s.sizes.mu.Lock()
+	defer s.sizes.mu.Unlock()
+	if c, ok := s.sizes.byID[v]; ok {
+		return c
+	}
+	if s.sizes.byID == nil || len(s.sizes.byID) > 64 {
+		s.sizes.byID = map[string]kvcache.CatalogSize{} // client catalogs come and go
+	}
+	c := kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(s.opt.AutoLoad))}
+	s.sizes.byID[v] = c
+	return c
+}
+
+// turnInput reads the client's messages for what a Chooser learns: whether the session
+// is new, and the messages this turn added (after the last assistant message).
+func turnInput(msgs []json.RawMessage) (newSession bool, added []json.RawMessage) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		o, err := oai.ParseObject(msgs[i])
+		if err != nil {
+			continue
+		}
+		if role, _ := o.Get("role"); string(role) == `"assistant"` {
+			return false, msgs[i+1:]
+		}
+	}
+	return true, msgs
+}
+
+// observe reports a finished managed request to an Observer chooser.
+func (s *Server) observe(x *exchange) {
+	ob, ok := s.opt.Chooser.(Observer)
+	p := x.plan
+	if !ok || p == nil || x.status != 200 {
+		return
+	}
+	input := 0
+	for _, m := range p.added {
+		input += s.countTokens(m)
+	}
+	loadedTokens := 0
+	for _, name := range p.loaded[min(p.loadedAtStart, len(p.loaded)):] {
+		if t, ok := p.cat.Lookup(name); ok {
+			loadedTokens += s.countTokens(p.cat.AppendNames(nil, []string{t.Name}))
+		}
+	}
+	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
+		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
+	if x.usage != nil {
+		t.Output = x.usage.CompletionTokens
+	}
+	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat), Turn: t})
+}

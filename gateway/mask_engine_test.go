@@ -1,0 +1,254 @@
+//go:build llamacpp
+
+package gateway_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/embedded"
+	"github.com/maskgate/maskgate/bench/tinymodel"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/enginetest"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+// maskSeeds is the number of seeds of the mask run (MASKGATE_MASK_SEEDS overrides the
+// 100 for a quick look).
+var maskSeeds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("MASKGATE_MASK_SEEDS")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}()
+
+// engineRound is what the engine did in one backend call.
+type engineRound struct {
+	allowed    []string
+	promptHash [sha256.Size]byte
+	called     []string // names in the engine's answer: tool_calls, or call text cut short
+	prompt     int
+	cached     int
+	answer     string // the engine's message, for failures
+}
+
+// observed wraps the embedded engine and records, per call, the rendered prompt's hash
+// and the names the engine itself produced — before the gateway's own check could hide
+// a stray call.
+type observed struct {
+	*embedded.Backend
+	mu     sync.Mutex
+	rounds []engineRound
+}
+
+var callName = regexp.MustCompile(`"name":\s*"([^"]*)"`)
+
+func (o *observed) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	prompt, err := o.Prompt(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := o.Backend.ChatCompletion(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Function struct{ Name string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(resp.Body, &c); err != nil {
+		return nil, err
+	}
+	r := engineRound{allowed: req.Allowed, promptHash: sha256.Sum256([]byte(prompt)),
+		prompt: c.Usage.PromptTokens, cached: c.Usage.PromptTokensDetails.CachedTokens}
+	m := c.Choices[0].Message
+	r.answer = string(resp.Body)
+	for _, tc := range m.ToolCalls {
+		r.called = append(r.called, tc.Function.Name)
+	}
+	if m.Content != nil {
+		for _, sub := range callName.FindAllStringSubmatch(*m.Content, -1) {
+			r.called = append(r.called, sub[1])
+		}
+	}
+	o.mu.Lock()
+	o.rounds = append(o.rounds, r)
+	o.mu.Unlock()
+	return resp, nil
+}
+
+// TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt runs the gateway in
+// front of the embedded engine (llama.cpp, tiny random-weight model) over 100 seeds, the
+// loaded set changing every 10. The client forces a call among the loaded tools; the
+// random model, unconstrained, names tools all over the 25-tool catalog (whose 22
+// misc_tool_NN names share long prefixes). Under mask:
+//   - every name the engine produced is in the allowed set,
+//   - the rendered prompt is byte-identical across all loaded sets (one hash),
+//   - so after the first request the engine serves nearly all of it from its cache;
+//
+// and under remove, for contrast, the prompt changes with the loaded set.
+func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = t.TempDir()
+	}
+	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
+	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 8192, Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+
+	run := func(t *testing.T, strategy string, seeds int) (*observed, *prometheus.Registry) {
+		obs := &observed{Backend: be}
+		mem := state.NewMemory(state.Options{})
+		reg := prometheus.NewRegistry()
+		gw := httptest.NewServer(gateway.New(gateway.Options{
+			Upstreams: []gateway.Upstream{{Name: "embedded", Kind: "embedded", Models: []string{"*"}, Backend: obs}},
+			Tools:     bigCatalog(t),
+			State:     mem,
+			Strategy:  strategy,
+			Registry:  reg,
+		}))
+		defer gw.Close()
+		start := time.Now()
+		for seed := range seeds {
+			group := seed / 10
+			if seed%10 == 0 {
+				t.Logf("%s: seed %d at %v", strategy, seed, time.Since(start).Round(time.Millisecond))
+			}
+			// 1–3 loaded tools per group, prefix-sharing siblings of one another.
+			loaded := []string{fmt.Sprintf("misc_tool_%02d", group), fmt.Sprintf("misc_tool_%02d", group+10)}[:1+group%2]
+			if group%3 == 2 {
+				loaded = append(loaded, "slack_send_message")
+			}
+			thread := fmt.Sprintf("%s-%d", strategy, group)
+			mem.Load(state.Thread(state.ThreadInput{Header: thread}), loaded...)
+			var choice strings.Builder
+			for i, n := range loaded {
+				if i > 0 {
+					choice.WriteString(",")
+				}
+				fmt.Fprintf(&choice, `{"type":"function","function":{"name":%q}}`, n)
+			}
+			body := fmt.Sprintf(`{"model":"tiny","messages":[{"role":"system","content":"You are an agent with tools."},{"role":"user","content":"do it"}],`+
+				`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":24,"seed":%d,"temperature":1.0}`, choice.String(), seed)
+			resp, out := postWithThread(t, gw, body, thread)
+			if resp.StatusCode != 200 {
+				t.Fatalf("seed %d: status %d: %s", seed, resp.StatusCode, out)
+			}
+			if got := resp.Header.Get(gateway.HeaderStrategy); got != strategy {
+				t.Fatalf("seed %d: strategy %q, want %s", seed, got, strategy)
+			}
+		}
+		return obs, reg
+	}
+
+	t.Run("mask", func(t *testing.T) {
+		obs, reg := run(t, gateway.StrategyMask, maskSeeds)
+		if len(obs.rounds) != maskSeeds {
+			t.Fatalf("%d engine calls, want %d (one per seed)", len(obs.rounds), maskSeeds)
+		}
+		calls, hashes := 0, map[[sha256.Size]byte]bool{}
+		cached, prompt := 0, 0
+		for i, r := range obs.rounds {
+			hashes[r.promptHash] = true
+			if len(r.called) == 0 {
+				t.Errorf("seed %d: a required call produced no name: %.400s", i, r.answer)
+			}
+			if want := []string{"search_tools", "load_tool"}; len(r.allowed) < 3 || !slices.Equal(r.allowed[:2], want) {
+				t.Errorf("seed %d: the gateway allowed %v, want the meta-tools then the loaded tools", i, r.allowed)
+			}
+			for _, n := range r.called {
+				calls++
+				if !slices.Contains(r.allowed, n) || n == "search_tools" || n == "load_tool" {
+					t.Errorf("seed %d: the engine called %q; allowed %v narrowed by the client to the loaded tools", i, n, r.allowed)
+				}
+			}
+			if i > 0 {
+				cached += r.cached
+				prompt += r.prompt
+			}
+		}
+		if len(hashes) != 1 {
+			t.Errorf("%d distinct prompts over 10 loaded sets; mask must keep one", len(hashes))
+		}
+		if rate := float64(cached) / float64(prompt); rate < 0.95 {
+			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", cached, prompt, rate)
+		}
+		if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
+			t.Errorf("%v disabled calls under mask", n)
+		}
+		t.Logf("mask: %d calls over 100 seeds, all allowed; 1 prompt hash; cached %d / %d prompt tokens after the first request", calls, cached, prompt)
+	})
+
+	t.Run("unconstrained_strays", func(t *testing.T) {
+		// The same whole-catalog prompt with no allowed set and a plain required call:
+		// the random model names tools outside any one loaded set, so the mask above is
+		// what kept it in.
+		obs := &observed{Backend: be}
+		gw := httptest.NewServer(gateway.New(gateway.Options{
+			Upstreams: []gateway.Upstream{{Name: "embedded", Models: []string{"*"}, Backend: obs}},
+			Tools:     bigCatalog(t),
+			State:     state.NewMemory(state.Options{}),
+			Strategy:  gateway.StrategyEager,
+		}))
+		defer gw.Close()
+		stray := map[string]int{}
+		start := time.Now()
+		for seed := range 20 {
+			body := fmt.Sprintf(`{"model":"tiny","messages":[{"role":"system","content":"You are an agent with tools."},{"role":"user","content":"do it"}],"tool_choice":"required","max_tokens":24,"seed":%d,"temperature":1.0}`, seed)
+			postWithThread(t, gw, body, "free")
+		}
+		for _, r := range obs.rounds {
+			for _, n := range r.called {
+				if n != "misc_tool_00" {
+					stray[n]++
+				}
+			}
+		}
+		if len(stray) < 2 {
+			t.Fatalf("unconstrained, the model called only %v besides misc_tool_00: the mask test would prove nothing", stray)
+		}
+		t.Logf("unconstrained: %d other names over 20 seeds (%v)", len(stray), time.Since(start))
+	})
+
+	t.Run("remove_for_contrast", func(t *testing.T) {
+		obs, _ := run(t, gateway.StrategyRemove, 30)
+		hashes := map[[sha256.Size]byte]bool{}
+		for _, r := range obs.rounds {
+			hashes[r.promptHash] = true
+		}
+		if len(hashes) < 3 {
+			t.Errorf("remove gave %d distinct prompts over 3 loaded sets; the contrast is gone", len(hashes))
+		}
+		t.Logf("remove: %d distinct prompts over 3 loaded sets", len(hashes))
+	})
+}
