@@ -42,6 +42,11 @@ func (c *CostChooser) profile() string {
 
 // Choose returns the model's decision for the backend.
 func (c *CostChooser) Choose(in ChoiceInput) string {
+	if in.Catalog.Tools > 0 {
+		// The first request of a profile must be decided on its catalog, not the
+		// fallback the model gives before it has seen one.
+		c.Model.ObserveCatalog(c.profile(), in.Backend, in.Catalog)
+	}
 	return string(c.Model.Decide(c.profile(), in.Backend).Strategy)
 }
 

@@ -85,6 +85,7 @@ type Server struct {
 	mux     *http.ServeMux
 
 	sizes      catalogSizes
+	pins       strategyPins
 	tokensOnce sync.Once
 	tokensJSON []byte
 }

@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"sync"
+
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/masking"
+	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 )
@@ -45,6 +49,8 @@ type ChoiceInput struct {
 	Capabilities Capabilities
 	// CatalogTools is the number of tools in the request's catalog.
 	CatalogTools int
+	// Catalog is the request's catalog in tokens.
+	Catalog kvcache.CatalogSize
 }
 
 func capabilities(be backends.Backend) Capabilities {
@@ -55,12 +61,21 @@ func capabilities(be backends.Backend) Capabilities {
 // chooseStrategy turns the configured strategy into the one this request uses on
 // this backend. mask on a backend that cannot constrain becomes validate: the same
 // prompt, with stray calls answered afterwards.
-func (s *Server) chooseStrategy(backend string, be backends.Backend, catalogTools int) string {
+//
+// Under auto with a Chooser, a thread keeps the strategy its first request got: a
+// switch in mid-conversation would break its prefix, so the Chooser's changes reach new
+// conversations only.
+func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) string {
 	caps := capabilities(be)
 	st := s.opt.Strategy
 	if st == StrategyAuto || st == "" {
 		if s.opt.Chooser != nil {
-			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: catalogTools})
+			key := backend + "\x00" + thread
+			if pinned, ok := s.pins.get(key); ok && (pinned != StrategyMask || caps.Constrains) {
+				return pinned
+			}
+			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat)})
+			defer func() { s.pins.set(key, st) }()
 		} else if caps.Constrains {
 			st = StrategyMask
 		} else {
@@ -71,6 +86,31 @@ func (s *Server) chooseStrategy(backend string, be backends.Backend, catalogTool
 		st = StrategyValidate
 	}
 	return st
+}
+
+// strategyPins remembers the strategy of each thread under auto, bounded: when full it
+// starts over, which costs a forgotten thread at most one re-decision.
+type strategyPins struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxPins = 1 << 16
+
+func (p *strategyPins) get(key string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.m[key]
+	return st, ok
+}
+
+func (p *strategyPins) set(key, st string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil || len(p.m) >= maxPins {
+		p.m = make(map[string]string)
+	}
+	p.m[key] = st
 }
 
 // wholeCatalog reports whether the engine sees every tool of the catalog.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,7 +171,7 @@ func TestStrategy_AutoAsksTheChooser(t *testing.T) {
 	if got := resp.Header.Get(gateway.HeaderStrategy); got != "eager" {
 		t.Errorf("strategy %q, want the chooser's eager", got)
 	}
-	if len(ch.got) != 1 || ch.got[0].Backend != "up" || ch.got[0].CatalogTools != 25 || ch.got[0].Capabilities.Constrains {
+	if len(ch.got) != 1 || ch.got[0].Backend != "up" || ch.got[0].CatalogTools != 25 || ch.got[0].Catalog.Tools != 25 || ch.got[0].Catalog.Tokens == 0 || ch.got[0].Capabilities.Constrains {
 		t.Errorf("chooser asked with %+v", ch.got)
 	}
 }
@@ -261,5 +262,39 @@ func TestAuto_CostChooserLearnsFromRequests(t *testing.T) {
 	}
 	if d.Workload.LoadsPerSession == 0 {
 		t.Errorf("the load was not observed: %+v", d.Workload)
+	}
+}
+
+type flipChooser struct{ n int }
+
+func (f *flipChooser) Choose(gateway.ChoiceInput) string {
+	f.n++
+	if f.n%2 == 1 {
+		return gateway.StrategyRemove
+	}
+	return gateway.StrategyValidate
+}
+
+func TestStrategy_AutoPinsAThreadToItsFirstChoice(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply, stopReply}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	ch := &flipChooser{}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ch,
+	}))
+	defer srv.Close()
+	var got []string
+	for _, thread := range []string{"one", "one", "two"} {
+		resp, _ := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, thread)
+		got = append(got, resp.Header.Get(gateway.HeaderStrategy))
+	}
+	if want := []string{"remove", "remove", "validate"}; !slices.Equal(got, want) {
+		t.Errorf("strategies %v, want %v: a thread keeps its first, a new thread asks again", got, want)
+	}
+	if ch.n != 2 {
+		t.Errorf("the chooser was asked %d times, want 2 (once per thread)", ch.n)
 	}
 }

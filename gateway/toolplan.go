@@ -113,7 +113,7 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
 		clientMsgs: len(env.Messages),
 	}
-	p.strategy = s.chooseStrategy(backend, be, cat.Len())
+	p.strategy = s.chooseStrategy(backend, be, cat, p.thread)
 
 	var splices []state.Splice
 	if s.opt.ToolMode == ModeClient {

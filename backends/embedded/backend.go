@@ -135,7 +135,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		return nil, err
 	}
 	resp, err := b.complete(ctx, req, r, m)
-	if err == nil && m != nil {
+	// The engine masks whatever tools a request has, but only an allowed set narrower
+	// than the prompt's is the mask strategy; otherwise the gateway's label stands.
+	if err == nil && m != nil && req.Allowed != nil {
 		resp.Strategy = "mask"
 	}
 	return resp, err
