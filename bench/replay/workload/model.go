@@ -1,0 +1,216 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/maskgate/maskgate/masking"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+)
+
+// Model is the scripted model: what a cooperative agent model answers to a request, so
+// that a run is the same on every engine, random-weight ones included. It reads only
+// the request (messages and tools), as a model does:
+//
+//   - after the user's task, it calls the tool the task names if that tool is loaded
+//     (there is no load_tool in the tools, or an earlier load_tool call named it), and
+//     load_tool for it otherwise;
+//   - after a load_tool result, it calls the tool;
+//   - after the error for a call to a tool that is not loaded, it calls load_tool;
+//   - after the client's tool result, it answers with a line of text.
+//
+// Strays: where the tool is in the prompt but not loaded (the whole catalog is there
+// under mask, allowed_tools and validate), the model calls it directly on the first try
+// for a share Stray of tasks (decided by a hash of the task, so every strategy sees the
+// same strays). A constraint that the engine enforces turns such a call into load_tool,
+// as a token mask that cannot spell the name would: Decide applies the request's allowed
+// set (Request.Allowed) and an allowed_tools tool_choice that way. Nothing else is
+// constrained, so under validate a stray reaches the gateway.
+type Model struct {
+	// Stray is the share of tasks, 0 to 1, whose tool the model calls before loading it
+	// when it can see it.
+	Stray float64
+}
+
+// Reply is the model's answer to one request.
+type Reply struct {
+	// Message is the assistant message, as the engine returns it.
+	Message []byte
+	// Finish is "tool_calls" or "stop".
+	Finish string
+	// Call is the name of the tool called, or "".
+	Call string
+	// Stray is true for a call to a tool that is not loaded: the gateway must answer it.
+	Stray bool
+}
+
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+func (m *chatMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	return string(m.Content)
+}
+
+var taskTool = regexp.MustCompile(`\(tool ([A-Za-z0-9_.-]+)\)`)
+
+// Decide answers a chat completion request body. allowed, when not nil, is the set the
+// engine lets the model call (backends.Request.Allowed).
+func (m Model) Decide(body []byte, allowed []string) (Reply, error) {
+	var req struct {
+		Messages []chatMessage `json:"messages"`
+		Tools    []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return Reply{}, fmt.Errorf("scripted model: %w", err)
+	}
+	msgs := req.Messages
+	if len(msgs) == 0 {
+		return Reply{}, fmt.Errorf("scripted model: no messages")
+	}
+	user := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			user = i
+			break
+		}
+	}
+	var tool string
+	if user >= 0 {
+		if g := taskTool.FindStringSubmatch(msgs[user].text()); g != nil {
+			tool = g[1]
+		}
+	}
+	last := &msgs[len(msgs)-1]
+	if tool == "" || last.Role == "assistant" || (last.Role == "tool" && strings.Contains(last.text(), `"ok":true`)) {
+		return textReply(tool), nil
+	}
+
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Function.Name)
+	}
+	managed := slices.Contains(names, meta.LoadTool)
+	loaded := !managed
+	strayed := false
+	for i, msg := range msgs {
+		for _, c := range msg.ToolCalls {
+			switch {
+			case c.Function.Name == meta.LoadTool && loadsTool(c.Function.Arguments, tool):
+				loaded = true
+			case c.Function.Name == tool && i > user:
+				strayed = true
+			}
+		}
+	}
+	id := fmt.Sprintf("call_%d", len(msgs))
+	if loaded {
+		return callReply(id, tool, fmt.Sprintf(`{"ref":"task-%d"}`, user)), nil
+	}
+	want := meta.LoadTool
+	if !strayed && slices.Contains(names, tool) && m.strays(msgs[user].text(), tool) {
+		want = tool
+	}
+	if want == tool && !permitted(tool, allowed, req.ToolChoice) {
+		want = meta.LoadTool
+	}
+	if want == tool {
+		r := callReply(id, tool, fmt.Sprintf(`{"ref":"task-%d"}`, user))
+		r.Stray = true
+		return r, nil
+	}
+	args, _ := json.Marshal(struct {
+		ToolName string `json:"toolName"`
+	}{tool})
+	return callReply(id, meta.LoadTool, string(args)), nil
+}
+
+// strays decides, the same way for every strategy, whether the model calls tool before
+// loading it in the task opened by text.
+func (m Model) strays(text, tool string) bool {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	h.Write([]byte{0})
+	h.Write([]byte(tool))
+	return float64(h.Sum64()>>11)/(1<<53) < m.Stray
+}
+
+// permitted says whether an engine that enforces allowed and an allowed_tools
+// tool_choice lets the model call name.
+func permitted(name string, allowed []string, toolChoice json.RawMessage) bool {
+	if allowed != nil && !slices.Contains(allowed, name) {
+		return false
+	}
+	if len(toolChoice) == 0 {
+		return true
+	}
+	_, narrow, none, err := masking.ParseToolChoice(toolChoice)
+	if err != nil {
+		return true
+	}
+	if none {
+		return false
+	}
+	return narrow == nil || len(masking.Narrow([]string{name}, narrow)) == 1
+}
+
+func loadsTool(arguments, tool string) bool {
+	var a struct {
+		ToolName  string   `json:"toolName"`
+		ToolNames []string `json:"toolNames"`
+	}
+	if json.Unmarshal([]byte(arguments), &a) != nil {
+		return false
+	}
+	return a.ToolName == tool || slices.Contains(a.ToolNames, tool)
+}
+
+type functionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type toolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function functionCall `json:"function"`
+}
+
+func callReply(id, name, args string) Reply {
+	b, _ := json.Marshal(struct {
+		Role      string     `json:"role"`
+		Content   *string    `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls"`
+	}{Role: "assistant", ToolCalls: []toolCall{{ID: id, Type: "function", Function: functionCall{Name: name, Arguments: args}}}})
+	return Reply{Message: b, Finish: "tool_calls", Call: name}
+}
+
+func textReply(tool string) Reply {
+	text := "Done."
+	if tool != "" {
+		text = "Done: " + tool + " finished; the result is above."
+	}
+	return Reply{Message: message("assistant", text), Finish: "stop"}
+}
