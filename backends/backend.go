@@ -40,6 +40,10 @@ type Request struct {
 	// cache. Either may be empty.
 	Prefix string
 	Thread string
+	// ToolsID, when set, identifies Body's tools array: requests with one ToolsID carry
+	// byte-identical tools (the gateway's whole catalog under mask), so a backend may
+	// keep what it derives from them. Empty when the tools have no such identity.
+	ToolsID string
 }
 
 // ToolConstrainer is a backend that enforces Request.Allowed while decoding (a token

@@ -63,8 +63,24 @@ func (c *CostChooser) Observe(o Observation) {
 // catalogSizes caches a catalog's size in tokens by version: counting a 500-tool
 // catalog costs milliseconds, and it changes only with the catalog.
 type catalogSizes struct {
-	mu   sync.Mutex
-	byID map[string]kvcache.CatalogSize
+	mu    sync.Mutex
+	byID  map[string]kvcache.CatalogSize
+	tools map[string][]byte // whole-catalog tools arrays by version
+}
+
+// wholeTools returns the tools array cached under key, building it once.
+func (c *catalogSizes) wholeTools(key string, build func() []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.tools[key]; ok {
+		return t
+	}
+	if c.tools == nil || len(c.tools) >= 16 {
+		c.tools = map[string][]byte{} // client catalogs come and go; profiles stay few
+	}
+	t := build()
+	c.tools[key] = t
+	return t
 }
 
 func (s *Server) countTokens(b []byte) int {

@@ -145,6 +145,10 @@ func (s *Server) backendRequest(p *toolPlan, body []byte, model string, stream b
 		req.Allowed = s.allowed(p)
 		req.Prefix = p.cat.Version()
 		req.Thread = p.thread
+		if p.wholeCatalog() {
+			// toolsArray's bytes depend on nothing else.
+			req.ToolsID = p.cat.Version() + "/" + p.strategy + "/" + boolJSON(s.opt.AutoLoad)
+		}
 	}
 	return req
 }

@@ -200,30 +200,19 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 	}
 	msgs = append(msgs, ']')
 
-	body := req.Set("tools", tools)
-	for _, edit := range []struct {
-		key string
-		val []byte
-	}{{"messages", msgs}, {"stream", []byte(boolJSON(stream))}} {
-		o, err := oai.ParseObject(body)
-		if err != nil {
-			return nil, err
-		}
-		body = o.Set(edit.key, edit.val)
-	}
+	// One copy of a body that may hold a 300 KB catalog, however many edits.
+	edits := []oai.Edit{{Key: "tools", Value: tools}, {Key: "messages", Value: msgs},
+		{Key: "stream", Value: []byte(boolJSON(stream))}}
 	if !stream {
-		var err error
-		if body, err = oai.Delete(body, "stream_options"); err != nil {
-			return nil, err
-		}
+		edits = append(edits, oai.Edit{Key: "stream_options", Delete: true})
 	}
 	if p.strategy == StrategyAllowedTools {
 		client, _ := req.Get("tool_choice")
 		if choice, ok := s.allowedToolChoice(p, client); ok {
-			return oai.Set(body, "tool_choice", choice)
+			edits = append(edits, oai.Edit{Key: "tool_choice", Value: choice})
 		}
 	}
-	return body, nil
+	return req.Edit(edits...), nil
 }
 
 // toolsArray is the tools the engine sees: under eager the whole catalog alone; else the
@@ -237,7 +226,13 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	defs := meta.Definitions(s.opt.AutoLoad)
 	tools := bytes.TrimSuffix(defs, []byte("]"))
 	if p.wholeCatalog() {
-		return append(append(append([]byte(nil), tools...), ','), p.cat.Render()[1:]...)
+		// The same bytes for every request of the catalog: built once per version.
+		// Shared, so read-only: it has no spare capacity for an append to write into.
+		return s.sizes.wholeTools(p.cat.Version()+boolJSON(s.opt.AutoLoad), func() []byte {
+			r := p.cat.Render()
+			out := make([]byte, 0, len(tools)+len(r))
+			return append(append(append(out, tools...), ','), r[1:]...)
+		})
 	}
 	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
 		return append(append(append([]byte(nil), tools...), ','), loaded[1:]...)

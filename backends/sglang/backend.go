@@ -13,7 +13,8 @@ import (
 
 // Backend adds a structural tag for the allowed tools to an OpenAI-compatible pass-through.
 type Backend struct {
-	inner *openaicompat.Backend
+	inner   *openaicompat.Backend
+	schemas oai.SchemaCache // the whole catalog's schemas, read once per Request.ToolsID
 }
 
 var (
@@ -59,7 +60,7 @@ const (
 // strategy it reports is mask when the tag went out for an allowed set, validate when
 // the gateway asked for one and the tag could not go out.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	body, outcome, err := Constrain(req.Body, req.Allowed)
+	body, outcome, err := constrain(req.Body, req.Allowed, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,10 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 // {"type":"text"} (SGLang takes one response_format, and the client's is the client's).
 // It edits only those two members.
 func Constrain(body []byte, allowed []string) ([]byte, Outcome, error) {
+	return constrain(body, allowed, oai.ToolSchemas)
+}
+
+func constrain(body []byte, allowed []string, schemas func([]byte) ([]oai.ToolSchema, error)) ([]byte, Outcome, error) {
 	obj, err := oai.ParseObject(body)
 	if err != nil {
 		return nil, Untouched, &oai.RequestError{Message: err.Error()}
@@ -92,8 +97,8 @@ func Constrain(body []byte, allowed []string) ([]byte, Outcome, error) {
 	if !ok || string(rawTools) == "null" {
 		return body, Untouched, nil
 	}
-	var tools []oai.Tool
-	if err := json.Unmarshal(rawTools, &tools); err != nil {
+	tools, err := schemas(rawTools)
+	if err != nil {
 		return nil, Untouched, &oai.RequestError{Message: "tools: " + err.Error(), Param: "tools"}
 	}
 	if len(tools) == 0 {
@@ -113,8 +118,8 @@ func Constrain(body []byte, allowed []string) ([]byte, Outcome, error) {
 	params := make(map[string]json.RawMessage, len(tools))
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
-		params[t.Function.Name] = t.Function.Parameters
-		names = append(names, t.Function.Name)
+		params[t.Name] = t.Parameters
+		names = append(names, t.Name)
 	}
 	if allowed != nil {
 		names = masking.Narrow(allowed, names) // a tag for a tool the prompt lacks helps no one
@@ -134,11 +139,7 @@ func Constrain(body []byte, allowed []string) ([]byte, Outcome, error) {
 	if err != nil {
 		return nil, Untouched, &oai.RequestError{Message: err.Error(), Param: "tools"}
 	}
-	body = obj.Set("response_format", tag)
-	if obj, err = oai.ParseObject(body); err != nil {
-		return nil, Untouched, err
-	}
-	return obj.Set("tool_choice", []byte(`"auto"`)), Constrained, nil
+	return obj.Edit(oai.Edit{Key: "response_format", Value: tag}, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)}), Constrained, nil
 }
 
 // isText reports a response_format that asks for nothing: null or {"type":"text"}.

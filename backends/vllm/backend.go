@@ -13,7 +13,8 @@ import (
 
 // Backend adds a structural tag for the allowed tools to an OpenAI-compatible pass-through.
 type Backend struct {
-	inner *openaicompat.Backend
+	inner   *openaicompat.Backend
+	schemas oai.SchemaCache // the whole catalog's schemas, read once per Request.ToolsID
 }
 
 var (
@@ -42,7 +43,7 @@ func (b *Backend) Ping(ctx context.Context) error { return b.inner.Ping(ctx) }
 
 // ChatCompletion adds the constraint when the request has tools, then forwards.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	body, constrained, err := Constrain(req.Body, req.Allowed)
+	body, constrained, err := constrain(req.Body, req.Allowed, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +60,10 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 // request) and tool_choice "auto", or body unchanged when it has no tools or its
 // tool_choice is "none". It edits only those two members.
 func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
+	return constrain(body, allowed, oai.ToolSchemas)
+}
+
+func constrain(body []byte, allowed []string, schemas func([]byte) ([]oai.ToolSchema, error)) ([]byte, bool, error) {
 	obj, err := oai.ParseObject(body)
 	if err != nil {
 		return nil, false, &oai.RequestError{Message: err.Error()}
@@ -67,8 +72,8 @@ func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 	if !ok || string(rawTools) == "null" {
 		return body, false, nil
 	}
-	var tools []oai.Tool
-	if err := json.Unmarshal(rawTools, &tools); err != nil {
+	tools, err := schemas(rawTools)
+	if err != nil {
 		return nil, false, &oai.RequestError{Message: "tools: " + err.Error(), Param: "tools"}
 	}
 	if len(tools) == 0 {
@@ -85,8 +90,8 @@ func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 	params := make(map[string]json.RawMessage, len(tools))
 	var names []string
 	for _, t := range tools {
-		params[t.Function.Name] = t.Function.Parameters
-		names = append(names, t.Function.Name)
+		params[t.Name] = t.Parameters
+		names = append(names, t.Name)
 	}
 	if allowed != nil {
 		names = allowed
@@ -108,9 +113,6 @@ func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 	}{string(tag)}); err != nil {
 		return nil, false, err
 	}
-	body = obj.Set("structured_outputs", bytes.TrimSuffix(so.Bytes(), []byte("\n")))
-	if obj, err = oai.ParseObject(body); err != nil {
-		return nil, false, err
-	}
-	return obj.Set("tool_choice", []byte(`"auto"`)), true, nil
+	return obj.Edit(oai.Edit{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))},
+		oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)}), true, nil
 }
