@@ -61,7 +61,8 @@ type ToolSchema struct {
 
 // ToolSchemas reads the name and parameters of each tool of a tools array without
 // decoding the rest: a 500-tool catalog is read in one scan rather than unmarshalled.
-// A tool without a string function.name is an error.
+// A tool that is not a function tool (no "function" member, e.g. OpenAI's custom tools)
+// is skipped; a function without a string name is an error.
 func ToolSchemas(tools []byte) ([]ToolSchema, error) {
 	var out []ToolSchema
 	err := Elements(tools, func(elem []byte) error {
@@ -71,7 +72,7 @@ func ToolSchemas(tools []byte) ([]ToolSchema, error) {
 		}
 		fn, ok := t.Get("function")
 		if !ok {
-			return errors.New("a tool has no function")
+			return nil
 		}
 		f, err := ParseObject(fn)
 		if err != nil {

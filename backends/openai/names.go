@@ -113,16 +113,13 @@ func (n *Names) Response(body []byte) ([]byte, error) {
 func requestNames(obj *oai.Object) ([]string, []string, error) {
 	var names, tools []string
 	if raw, ok := obj.Get("tools"); ok && string(raw) != "null" {
-		var ts []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &ts); err != nil {
+		// A scan, not json.Unmarshal: a whole catalog can be 300 KB on every request.
+		ts, err := oai.ToolSchemas(raw)
+		if err != nil {
 			return nil, nil, &oai.RequestError{Message: "tools: " + err.Error(), Param: "tools"}
 		}
 		for _, t := range ts {
-			tools = append(tools, t.Function.Name)
+			tools = append(tools, t.Name)
 		}
 		names = append(names, tools...)
 	}
