@@ -224,7 +224,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 		if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
 			t.Errorf("%v disabled calls under mask", n)
 		}
-		t.Logf("mask: %d calls over 100 seeds, all allowed; 1 prompt hash; cached %d / %d prompt tokens after the first request", calls, cached, prompt)
+		t.Logf("mask: %d calls over %d seeds, all allowed; 1 prompt hash; cached %d / %d prompt tokens after the first request", calls, maskSeeds, cached, prompt)
 	})
 
 	t.Run("unconstrained_strays", func(t *testing.T) {
