@@ -27,7 +27,9 @@ type Backend struct {
 	model *llama.Model
 	lc    *llama.Context
 	tmpl  *chatTemplate
-	vocab int
+	// format is the model's tool-call wire format, named or detected from its template.
+	format callFormat
+	vocab  int
 
 	jobs chan *job
 	quit chan struct{}
@@ -67,6 +69,10 @@ func New(opt Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: %s: %w", opt.ModelPath, err)
 	}
+	format, err := formatFor(opt.Format, src)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
 
 	initOnce.Do(llama.BackendInit)
 	model, err := llama.LoadModelFromFile(opt.ModelPath, llama.ModelParams{UseMmap: true})
@@ -87,15 +93,16 @@ func New(opt Options) (*Backend, error) {
 	}
 
 	b := &Backend{
-		opt:   opt,
-		model: model,
-		lc:    lc,
-		tmpl:  tmpl,
-		vocab: model.NumVocab(),
-		jobs:  make(chan *job, opt.QueueSize),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
-		batch: batch,
+		opt:    opt,
+		model:  model,
+		lc:     lc,
+		tmpl:   tmpl,
+		format: format,
+		vocab:  model.NumVocab(),
+		jobs:   make(chan *job, opt.QueueSize),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+		batch:  batch,
 	}
 	for i := range opt.Slots {
 		b.slots = append(b.slots, &slot{id: i})
@@ -155,7 +162,7 @@ func (b *Backend) Prompt(req *backends.Request) (string, error) {
 
 // ConstrainsTools says the engine enforces Request.Allowed token by token, so the
 // gateway may keep the whole catalog in the prompt.
-func (b *Backend) ConstrainsTools() bool { return true }
+func (b *Backend) ConstrainsTools() bool { return b.format.constrains }
 
 // ChatCompletionMasked is ChatCompletion with a Masker deciding which tokens may be
 // sampled at each step. A nil Masker leaves decoding unconstrained.

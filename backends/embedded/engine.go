@@ -21,6 +21,7 @@ type result struct {
 	prompt, cached, completion int
 	finish                     string
 	text                       *textFilter
+	format                     string // toolcall's name for the tail's calls
 }
 
 // run serves one request on the worker goroutine.
@@ -43,9 +44,9 @@ func (b *Backend) generate(j *job) (*result, error) {
 	}
 	f := &textFilter{stops: j.req.stops}
 	if j.req.tools {
-		f.trigger = callOpen
+		f.trigger = b.format.marker
 	}
-	res := &result{prompt: len(j.prompt), cached: cached, text: f}
+	res := &result{prompt: len(j.prompt), cached: cached, text: f, format: b.format.parse}
 	smp := newSampler(j.req.sampling, b.vocab)
 	logits := b.lc.GetLogitsIth(b.batch.NumTokens() - 1)
 	if !j.started() {

@@ -19,8 +19,8 @@ func TestFilter_HoldsBackPartialMarkers(t *testing.T) {
 	}{
 		{"stop split across pieces", []string{"END"}, "", []string{"ab", "cE", "N", "Dxyz"}, "abc", "", true},
 		{"near miss is sent", []string{"END"}, "", []string{"aE", "Nb"}, "aENb", "", false},
-		{"trigger split", nil, callOpen, []string{"hi <tool", "_call>{\"a\":1}"}, "hi ", "<tool_call>{\"a\":1}", false},
-		{"stop inside the call", []string{"STOP"}, callOpen, []string{"<tool_call>x", "STOPy"}, "", "<tool_call>x", true},
+		{"trigger split", nil, "<tool_call>", []string{"hi <tool", "_call>{\"a\":1}"}, "hi ", "<tool_call>{\"a\":1}", false},
+		{"stop inside the call", []string{"STOP"}, "<tool_call>", []string{"<tool_call>x", "STOPy"}, "", "<tool_call>x", true},
 		{"utf-8 split", nil, "", []string{"caf\xc3", "\xa9!"}, "café!", "", false},
 	}
 	for _, tt := range tests {

@@ -121,11 +121,12 @@ func (r *result) answer(id string) (content *string, calls []oai.ToolCall, finis
 	finish = r.finish
 	if r.text.inCall {
 		tail := r.text.tail.String()
-		parsed, err := parseHermesCalls(tail)
+		parsed, kept, err := parseCalls(r.format, tail)
 		if err != nil {
-			text += tail
-			rest = tail
+			kept = tail
 		}
+		text += kept
+		rest = kept
 		for i, c := range parsed {
 			calls = append(calls, oai.ToolCall{ID: fmt.Sprintf("call_%s_%d", strings.TrimPrefix(id, "chatcmpl-"), i), Type: "function",
 				Function: oai.FunctionCall{Name: c.name, Arguments: c.args}})

@@ -18,6 +18,10 @@ type Options struct {
 	QueueSize int
 	// Threads is the number of CPU threads llama.cpp uses. Zero means runtime.NumCPU().
 	Threads int
+	// Format is the model's tool-call wire format (hermes, llama3, mistral, harmony,
+	// deepseek). If empty, it is detected from the chat template; a template no mask
+	// can express leaves tools unconstrained (ConstrainsTools false).
+	Format string
 	// Now is the clock for the "created" field. Nil means time.Now.
 	Now func() time.Time
 }

@@ -42,7 +42,10 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 	if len(r.chat.Tools) == 0 || !r.tools {
 		return nil, nil
 	}
-	spec := masking.Spec{Format: masking.Hermes(), Mode: masking.ModeAuto}
+	if !b.format.constrains {
+		return nil, nil
+	}
+	spec := masking.Spec{Format: b.format.mask, Mode: masking.ModeAuto}
 	if req.Allowed != nil {
 		spec.Allowed = req.Allowed
 	} else {
