@@ -25,7 +25,7 @@ func addEmbeddedModel(cfg *config.Config, file string) error {
 }
 
 func newEmbedded(b config.Backend) (backends.Backend, error) {
-	return embedded.New(embedded.Options{ModelPath: b.Model})
+	return embedded.New(embedded.Options{ModelPath: b.Model, Format: b.Format})
 }
 
 // demoBackends serves the random-weight demo model when nothing else was found, so a
