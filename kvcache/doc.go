@@ -18,6 +18,9 @@
 //     per session and picks the cheapest among those the backend can do, with hysteresis,
 //     since each switch breaks every cached prefix of the profile. Its decisions and
 //     estimates are Prometheus metrics on a Registerer its owner passes.
+//   - Router picks a replica per request: the prefix's rendezvous home, then the thread's
+//     last replica, yielding to the least loaded past SGLang-style absolute and relative
+//     load thresholds; it tracks in-flight counts and health (backends/replicas uses it).
 //
 // Token counts are the portable measure; times come only from a cost model calibrated on
 // a real-size model, never from a tiny test model's timings (see DESIGN.md).
