@@ -35,6 +35,10 @@ type Options struct {
 	// A stream's X-Maskgate-Cache header is sent before its usage arrives, so it rests on
 	// this; a whole response is judged by its usage.
 	ReportsCache bool
+	// Format is the model's tool-call wire format (hermes, llama3, mistral, harmony,
+	// deepseek) for the backends that constrain on top of this one (vLLM, SGLang); the
+	// pass-through itself ignores it. If empty, hermes.
+	Format string
 }
 
 // Backend forwards chat completions to an OpenAI-compatible upstream.

@@ -97,3 +97,38 @@ func TestBackend_ForwardsTheConstrainedBodyAndSaysMask(t *testing.T) {
 		t.Errorf("strategy %q, upstream got %s", resp.Strategy, got)
 	}
 }
+
+func TestBackend_FormatShapesTheTagAndNoAllowedSetLeavesTheLabel(t *testing.T) {
+	var got []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		io.WriteString(w, `{"choices":[]}`)
+	}))
+	defer up.Close()
+	b, err := New(openaicompat.Options{Name: "v", BaseURL: up.URL + "/v1", Format: "llama3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := b.ChatCompletion(context.Background(), &backends.Request{Body: []byte(request), Allowed: []string{"get_time"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Llama 3 model writes {"name": "...", "parameters": ...}; a Hermes tag would never
+	// trigger on it and constrain nothing.
+	if !strings.Contains(string(got), `\\\"parameters\\\": `) || strings.Contains(string(got), `tool_call`) {
+		t.Errorf("the tag is not in Llama 3's format: %s", got)
+	}
+	if resp.Strategy != "mask" {
+		t.Errorf("strategy %q, want mask", resp.Strategy)
+	}
+	resp, err = b.ChatCompletion(context.Background(), &backends.Request{Body: []byte(request)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Strategy != "" {
+		t.Errorf("without an allowed set the gateway's label must stand, got %q", resp.Strategy)
+	}
+	if _, err := New(openaicompat.Options{Name: "v", BaseURL: up.URL + "/v1", Format: "chatml"}); err == nil {
+		t.Error("an unknown format was accepted")
+	}
+}

@@ -55,14 +55,15 @@ func newBackend(b config.Backend, key string, transport http.RoundTripper, log *
 	timeout := time.Duration(b.Timeout)
 	switch b.Kind {
 	case "vllm":
-		return vllm.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
+		// The structural tag must be in the model's format: format: (default hermes).
+		return vllm.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout, Format: b.Format})
 	case "openai":
 		// allowed_tools enforces the loaded set; names OpenAI refuses are mapped both ways.
 		return openai.New(openai.Options{Options: openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
 			Transport: transport, Timeout: timeout}})
 	case "sglang":
 		// A structural tag in response_format; cached tokens need --enable-cache-report.
-		return sglang.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
+		return sglang.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout, Format: b.Format})
 	case "anthropic":
 		// The Messages API, translated both ways; it cannot constrain, so it gets remove.
 		return anthropic.New(anthropic.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
