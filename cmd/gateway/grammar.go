@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -17,6 +18,13 @@ import (
 // grammarFor renders the loaded set as llama-server's grammar fields for one wire
 // format: a lazy GBNF grammar that starts at the format's trigger and then allows only
 // the allowed names.
+//
+// When no call may start at all (nothing allowed, mode auto), no grammar can say so; the
+// trigger is banned with logit_bias instead, which is exact only where the trigger is one
+// special token of the model (Hermes' <tool_call>, Mistral's [TOOL_CALLS], DeepSeek's
+// call marker) — llama-server would otherwise ban every token of the text, the naive
+// bias that also bans ordinary text. For the other formats nothing is sent and the
+// gateway's own check answers any call.
 func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 	return func(allowed []string, required bool) (json.RawMessage, error) {
 		spec := masking.Spec{Format: f, Allowed: allowed, Mode: masking.ModeAuto}
@@ -24,12 +32,25 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 			spec.Mode = masking.ModeRequired
 		}
 		g, err := masking.GBNF(spec, nil)
+		if errors.Is(err, masking.ErrNoCallAllowed) {
+			if !triggerIsToken[f.Name] {
+				return nil, nil
+			}
+			ban, err := json.Marshal([][]any{{f.Trigger, false}})
+			if err != nil {
+				return nil, err
+			}
+			return json.RawMessage(`{"logit_bias":` + string(ban) + `}`), nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(g)
 	}
 }
+
+// triggerIsToken: the formats whose call trigger is one special token in their models.
+var triggerIsToken = map[string]bool{"hermes": true, "mistral": true, "deepseek": true}
 
 // hermesGrammar is grammarFor the Hermes / Qwen format, the default.
 var hermesGrammar = grammarFor(masking.Hermes())

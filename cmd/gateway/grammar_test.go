@@ -9,6 +9,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/masking"
 )
 
 func TestHermesGrammar_IsLazyUnlessRequiredAndNamesOnlyTheAllowed(t *testing.T) {
@@ -89,5 +90,23 @@ func TestNewLlamaCpp_FormatFromTheChatTemplate(t *testing.T) {
 				t.Errorf("constrains = %v, want %v", got, c.constrains)
 			}
 		})
+	}
+}
+
+// TestGrammarFor_NothingAllowedBansASpecialTokenTriggerOnly: with no call allowed, a
+// one-token trigger is banned exactly; a text trigger (Llama 3's {"name": ") would ban
+// ordinary text too, so nothing is sent.
+func TestGrammarFor_NothingAllowedBansASpecialTokenTriggerOnly(t *testing.T) {
+	raw, err := hermesGrammar(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != `{"logit_bias":[["\u003ctool_call\u003e",false]]}` && string(raw) != `{"logit_bias":[["<tool_call>",false]]}` {
+		t.Errorf("hermes, nothing allowed: %s", raw)
+	}
+	f, _ := masking.FormatByName("llama3")
+	raw, err = grammarFor(f)(nil, false)
+	if err != nil || raw != nil {
+		t.Errorf("llama3, nothing allowed: %s, %v; want no fields", raw, err)
 	}
 }
