@@ -264,3 +264,29 @@ func TestTranslate_HarmlessFieldsAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+// tool_choice's shape is read by masking.ParseToolChoiceStrict; its errors keep the
+// param that names the field at fault, and the message the client always got.
+func TestTranslate_ToolChoiceErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name, choice, param, message string
+	}{
+		{"unknown_string", `"sometimes"`, "tool_choice", `tool_choice "sometimes" is not one of "none", "auto", "required"`},
+		{"unknown_type", `{"type":"custom"}`, "tool_choice.type", `tool_choice type "custom" is not "function" or "allowed_tools"`},
+		{"function_without_name", `{"type":"function"}`, "tool_choice.function.name", "tool_choice names no function"},
+		{"allowed_none", `{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[]}}`, "tool_choice.allowed_tools.tools", "allowed_tools lists no tools"},
+		{"allowed_custom", `{"type":"allowed_tools","allowed_tools":{"tools":[{"type":"function","function":{"name":"ping"}},{"type":"custom","custom":{"name":"x"}}]}}`,
+			"tool_choice.allowed_tools.tools[1].type", `allowed tool type "custom" is not supported; only function`},
+		{"allowed_second_unknown", `{"type":"allowed_tools","allowed_tools":{"tools":[{"type":"function","function":{"name":"ping"}},{"type":"function","function":{"name":"nope"}}]}}`,
+			"tool_choice.allowed_tools.tools[1].function.name", `allowed tool "nope" is not in tools`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + pingTool + `],"tool_choice":` + tc.choice + `}`
+			_, err := translateRequest([]byte(body), "", 4096)
+			be := asError(t, err)
+			if be.Status != http.StatusBadRequest || be.Param != tc.param || be.Message != tc.message {
+				t.Errorf("got %d param %q message %q; want 400 %q %q", be.Status, be.Param, be.Message, tc.param, tc.message)
+			}
+		})
+	}
+}

@@ -3,9 +3,11 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/maskgate/maskgate/backends/toolname"
+	"github.com/maskgate/maskgate/masking"
 )
 
 // nameRule is what the Messages API accepts as a tool name: ^[a-zA-Z0-9_-]{1,64}$
@@ -51,83 +53,41 @@ type toolChoice struct {
 // allowed_tools. parallel_tool_calls false becomes disable_parallel_tool_use.
 func parseToolChoice(raw json.RawMessage, tools []inTool, parallel *bool, names *toolname.Map) (toolChoice, error) {
 	serial := parallel != nil && !*parallel
+	c, err := masking.ParseToolChoiceStrict(raw)
+	if err != nil {
+		var ce *masking.ToolChoiceError
+		if errors.As(err, &ce) {
+			return toolChoice{}, badRequest(ce.Param, "%s", ce.Message)
+		}
+		return toolChoice{}, badRequest("tool_choice", "%v", err)
+	}
 	known := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		known[t.Function.Name] = true
 	}
 	kind, name := "auto", ""
 	var send map[string]bool
-	raw = bytes.TrimSpace(raw)
 	switch {
-	case isNull(raw):
-	case raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return toolChoice{}, badRequest("tool_choice", "tool_choice is not valid JSON: %v", err)
+	case c.None:
+		kind = "none"
+	case c.Type == "function":
+		if !known[c.Names[0]] {
+			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
 		}
-		switch s {
-		case "auto":
-		case "none":
-			kind = "none"
-		case "required":
+		kind, name = "tool", c.Names[0]
+	case c.Type == "allowed_tools":
+		send = make(map[string]bool, len(c.Names))
+		for i, n := range c.Names {
+			if !known[n] {
+				return toolChoice{}, badRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", n)
+			}
+			send[n] = true
+		}
+		if c.Mode == masking.ModeRequired {
 			kind = "any"
-		default:
-			return toolChoice{}, badRequest("tool_choice", `tool_choice %q is not one of "none", "auto", "required"`, s)
 		}
-	default:
-		var c struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name string `json:"name"`
-			} `json:"function"`
-			AllowedTools *struct {
-				Mode  string `json:"mode"`
-				Tools []struct {
-					Type     string `json:"type"`
-					Function struct {
-						Name string `json:"name"`
-					} `json:"function"`
-				} `json:"tools"`
-			} `json:"allowed_tools"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return toolChoice{}, badRequest("tool_choice", "tool_choice must be a string or an object: %v", err)
-		}
-		switch c.Type {
-		case "function":
-			if c.Function == nil || c.Function.Name == "" {
-				return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names no function")
-			}
-			if !known[c.Function.Name] {
-				return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Function.Name)
-			}
-			kind, name = "tool", c.Function.Name
-		case "allowed_tools":
-			a := c.AllowedTools
-			if a == nil || len(a.Tools) == 0 {
-				return toolChoice{}, badRequest("tool_choice.allowed_tools.tools", "allowed_tools lists no tools")
-			}
-			send = make(map[string]bool, len(a.Tools))
-			for i, t := range a.Tools {
-				p := fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i)
-				if t.Type != "" && t.Type != "function" {
-					return toolChoice{}, badRequest(p+".type", "allowed tool type %q is not supported; only function", t.Type)
-				}
-				if !known[t.Function.Name] {
-					return toolChoice{}, badRequest(p+".function.name", "allowed tool %q is not in tools", t.Function.Name)
-				}
-				send[t.Function.Name] = true
-			}
-			switch a.Mode {
-			case "", "auto":
-			case "required":
-				kind = "any"
-			default:
-				return toolChoice{}, badRequest("tool_choice.allowed_tools.mode", `allowed_tools mode %q is not "auto" or "required"`, a.Mode)
-			}
-		default:
-			return toolChoice{}, badRequest("tool_choice.type", `tool_choice type %q is not "function" or "allowed_tools"`, c.Type)
-		}
+	case c.Mode == masking.ModeRequired:
+		kind = "any"
 	}
 	if len(tools) == 0 {
 		if kind == "any" || kind == "tool" {

@@ -3,9 +3,11 @@ package ollama
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/masking"
 )
 
 // toolChoice is a parsed tool_choice.
@@ -18,106 +20,62 @@ type toolChoice struct {
 
 // parseToolChoice reads tool_choice against the request's tools.
 func parseToolChoice(raw json.RawMessage, tools []oai.Tool) (toolChoice, error) {
-	raw = bytes.TrimSpace(raw)
+	c, err := masking.ParseToolChoiceStrict(raw)
+	if err != nil {
+		var ce *masking.ToolChoiceError
+		if errors.As(err, &ce) {
+			return toolChoice{}, badRequest(ce.Param, "%s", ce.Message)
+		}
+		return toolChoice{}, badRequest("tool_choice", "%v", err)
+	}
 	has := len(tools) > 0
-	if len(raw) == 0 || string(raw) == "null" {
+	switch {
+	case c.None:
+		return toolChoice{mode: toolsOff}, nil
+	case c.Type == "" && c.Mode == masking.ModeAuto:
 		if has {
 			return toolChoice{mode: toolsAuto}, nil
 		}
 		return toolChoice{mode: toolsOff}, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return toolChoice{}, badRequest("tool_choice", "tool_choice is not valid JSON: %v", err)
-		}
-		switch s {
-		case "none":
-			return toolChoice{mode: toolsOff}, nil
-		case "auto":
-			if has {
-				return toolChoice{mode: toolsAuto}, nil
-			}
-			return toolChoice{mode: toolsOff}, nil
-		case "required":
-			if !has {
-				return toolChoice{}, badRequest("tool_choice", `tool_choice "required" needs tools`)
-			}
-			var names []string
-			seen := map[string]bool{}
-			for _, t := range tools {
-				if !seen[t.Function.Name] {
-					seen[t.Function.Name] = true
-					names = append(names, t.Function.Name)
-				}
-			}
-			return toolChoice{mode: toolsRequired, names: names}, nil
-		default:
-			return toolChoice{}, badRequest("tool_choice", `tool_choice %q is not one of "none", "auto", "required"`, s)
-		}
-	}
-	var c struct {
-		Type     string `json:"type"`
-		Function *struct {
-			Name string `json:"name"`
-		} `json:"function"`
-		AllowedTools *struct {
-			Mode  string `json:"mode"`
-			Tools []struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		} `json:"allowed_tools"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return toolChoice{}, badRequest("tool_choice", "tool_choice must be a string or an object: %v", err)
-	}
-	known := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		known[t.Function.Name] = true
-	}
-	switch c.Type {
-	case "function":
-		if c.Function == nil || c.Function.Name == "" {
-			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names no function")
-		}
-		if !known[c.Function.Name] {
-			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Function.Name)
-		}
-		return toolChoice{mode: toolsRequired, names: []string{c.Function.Name}}, nil
-	case "allowed_tools":
-		a := c.AllowedTools
-		if a == nil || len(a.Tools) == 0 {
-			return toolChoice{}, badRequest("tool_choice.allowed_tools.tools", "allowed_tools lists no tools")
+	case c.Type == "": // "required"
+		if !has {
+			return toolChoice{}, badRequest("tool_choice", `tool_choice "required" needs tools`)
 		}
 		var names []string
 		seen := map[string]bool{}
-		for i, t := range a.Tools {
-			param := fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i)
-			if t.Type != "" && t.Type != "function" {
-				return toolChoice{}, badRequest(param+".type", "allowed tool type %q is not supported; only function", t.Type)
-			}
-			if !known[t.Function.Name] {
-				return toolChoice{}, badRequest(param+".function.name", "allowed tool %q is not in tools", t.Function.Name)
-			}
+		for _, t := range tools {
 			if !seen[t.Function.Name] {
 				seen[t.Function.Name] = true
 				names = append(names, t.Function.Name)
 			}
 		}
-		switch a.Mode {
-		case "", "auto":
-			return toolChoice{mode: toolsAuto, names: names}, nil
-		case "required":
-			return toolChoice{mode: toolsRequired, names: names}, nil
-		default:
-			return toolChoice{}, badRequest("tool_choice.allowed_tools.mode", `allowed_tools mode %q is not "auto" or "required"`, a.Mode)
-		}
-	default:
-		return toolChoice{}, badRequest("tool_choice.type", `tool_choice type %q is not "function" or "allowed_tools"`, c.Type)
+		return toolChoice{mode: toolsRequired, names: names}, nil
 	}
+	known := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		known[t.Function.Name] = true
+	}
+	if c.Type == "function" {
+		if !known[c.Names[0]] {
+			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
+		}
+		return toolChoice{mode: toolsRequired, names: c.Names}, nil
+	}
+	var names []string // allowed_tools
+	seen := map[string]bool{}
+	for i, name := range c.Names {
+		if !known[name] {
+			return toolChoice{}, badRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", name)
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if c.Mode == masking.ModeRequired {
+		return toolChoice{mode: toolsRequired, names: names}, nil
+	}
+	return toolChoice{mode: toolsAuto, names: names}, nil
 }
 
 // callFormat is the JSON schema that makes the model answer with one call to one of
