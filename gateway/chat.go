@@ -153,9 +153,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	if err != nil {
 		return err
 	}
-	if resp.Strategy != "" {
-		x.strategy = resp.Strategy
-	}
+	x.strategy = backendLabel(plan, x.strategy, resp.Strategy)
 	copyHeaders(w.Header(), resp.Header)
 	if resp.Stream != nil {
 		return s.relay(w, r, x, resp, dropUsage)

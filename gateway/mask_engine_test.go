@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,10 +55,6 @@ type observed struct {
 	rounds []engineRound
 }
 
-// callName finds a called name in text; a call cut off by max_tokens inside its name
-// leaves it unclosed, recorded with a trailing "…".
-var callName = regexp.MustCompile(`"name":\s*"([^"]*)("?)`)
-
 func (o *observed) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
 	prompt, err := o.Prompt(req)
 	if err != nil {
@@ -96,30 +91,12 @@ func (o *observed) ChatCompletion(ctx context.Context, req *backends.Request) (*
 		r.called = append(r.called, tc.Function.Name)
 	}
 	if m.Content != nil {
-		for _, sub := range callName.FindAllStringSubmatch(*m.Content, -1) {
-			if sub[2] == "" {
-				sub[1] += "…"
-			}
-			r.called = append(r.called, sub[1])
-		}
+		r.called = append(r.called, namesInText(*m.Content)...)
 	}
 	o.mu.Lock()
 	o.rounds = append(o.rounds, r)
 	o.mu.Unlock()
 	return resp, nil
-}
-
-// allowedCall reports whether n is an allowed name or, cut off ("…"), the start of one.
-func allowedCall(allowed []string, n string) bool {
-	if cut, ok := strings.CutSuffix(n, "…"); ok {
-		for _, a := range allowed {
-			if strings.HasPrefix(a, cut) {
-				return true
-			}
-		}
-		return false
-	}
-	return slices.Contains(allowed, n)
 }
 
 // TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt runs the gateway in

@@ -113,6 +113,17 @@ func (p *strategyPins) set(key, st string) {
 	p.m[key] = st
 }
 
+// backendLabel is the strategy a response reports. A backend's own word counts where
+// the gateway left the tools to it (an unmanaged request: e.g. a forced call it enforced
+// is mask) or asked it to mask (it may say it could only validate); under the gateway's
+// other strategies the gateway's label stands, whatever the engine did within them.
+func backendLabel(p *toolPlan, gateway, backend string) string {
+	if backend == "" || (p != nil && p.strategy != StrategyMask) {
+		return gateway
+	}
+	return backend
+}
+
 // wholeCatalog reports whether the engine sees every tool of the catalog.
 func (p *toolPlan) wholeCatalog() bool { return p.strategy != StrategyRemove }
 

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -296,5 +297,47 @@ func TestStrategy_AutoPinsAThreadToItsFirstChoice(t *testing.T) {
 	}
 	if ch.n != 2 {
 		t.Errorf("the chooser was asked %d times, want 2 (once per thread)", ch.n)
+	}
+}
+
+// labelling is a backend that always says it used strategy say.
+type labelling struct {
+	backends.Backend
+	say        string
+	constrains bool
+}
+
+func (l *labelling) ConstrainsTools() bool { return l.constrains }
+
+func (l *labelling) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	resp, err := l.Backend.ChatCompletion(ctx, req)
+	if err == nil {
+		resp.Strategy = l.say
+	}
+	return resp, err
+}
+
+func TestStrategy_BackendsLabelCountsOnlyUnderMaskOrUnmanaged(t *testing.T) {
+	cases := []struct {
+		strategy, say string
+		constrains    bool
+		want          string
+	}{
+		{gateway.StrategyRemove, "mask", true, "remove"}, // the engine masked within remove: still remove
+		{gateway.StrategyAllowedTools, "mask", true, "allowed_tools"},
+		{gateway.StrategyMask, "validate", true, "validate"}, // it could not constrain this time
+		{gateway.StrategyMask, "", true, "mask"},
+	}
+	for _, c := range cases {
+		t.Run(c.strategy+"_"+c.say, func(t *testing.T) {
+			sc := &scripted{replies: []string{stopReply}}
+			gw, _ := strategyGateway(t, sc, c.strategy, func(b backends.Backend) backends.Backend {
+				return &labelling{Backend: b, say: c.say, constrains: c.constrains}
+			})
+			resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "l")
+			if got := resp.Header.Get(gateway.HeaderStrategy); got != c.want {
+				t.Errorf("strategy %q, want %q: %s", got, c.want, body)
+			}
+		})
 	}
 }

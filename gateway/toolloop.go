@@ -57,9 +57,7 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		if u := reply.Usage; u != nil {
 			addUsage(&total, u)
 		}
-		if resp.Strategy != "" {
-			x.strategy = resp.Strategy
-		}
+		x.strategy = backendLabel(p, x.strategy, resp.Strategy)
 		x.cache = cacheSource(resp.Cache, reply.Usage)
 		last = resp.Body
 		msg := reply.Choices[0].Message

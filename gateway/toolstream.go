@@ -117,6 +117,9 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		if resp.Stream == nil {
 			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend " + x.backend + " did not stream"}
 		}
+		if !x.committed {
+			x.strategy = backendLabel(p, x.strategy, resp.Strategy)
+		}
 		rs, err = s.streamRound(resp, x, &sent, commit, send)
 		resp.Stream.Close()
 		if err != nil {

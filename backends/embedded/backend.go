@@ -142,10 +142,8 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		return nil, err
 	}
 	resp, err := b.complete(ctx, req, r, m)
-	// The engine masks whatever tools a request has, but only an allowed set narrower
-	// than the prompt's is the mask strategy; otherwise the gateway's label stands.
-	if err == nil && m != nil && req.Allowed != nil {
-		resp.Strategy = "mask"
+	if err == nil && m != nil {
+		resp.Strategy = "mask" // the gateway decides whether the label counts (backendLabel)
 	}
 	return resp, err
 }

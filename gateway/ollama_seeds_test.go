@@ -1,0 +1,159 @@
+package gateway_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/ollama"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/enginetest"
+	"github.com/maskgate/maskgate/toolsearch/state"
+)
+
+// ollamaRound is what Ollama did in one backend call, before the gateway's own check.
+type ollamaRound struct {
+	toolsHash [sha256.Size]byte // of the tools the gateway sent: Ollama's prompt is built from them
+	called    []string
+	prompt    int
+	cached    int
+	answer    string
+}
+
+type ollamaObserved struct {
+	backends.Backend
+	mu     sync.Mutex
+	rounds []ollamaRound
+}
+
+func (o *ollamaObserved) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	tools, _ := oai.Get(req.Body, "tools")
+	resp, err := o.Backend.ChatCompletion(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Function struct{ Name string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(resp.Body, &c); err != nil {
+		return nil, err
+	}
+	r := ollamaRound{toolsHash: sha256.Sum256(tools), prompt: c.Usage.PromptTokens, cached: c.Usage.PromptTokensDetails.CachedTokens}
+	r.answer = string(resp.Body)
+	m := c.Choices[0].Message
+	for _, tc := range m.ToolCalls {
+		r.called = append(r.called, tc.Function.Name)
+	}
+	if m.Content != nil {
+		// A forced call whose arguments ran past max_tokens stays text.
+		r.called = append(r.called, namesInText(*m.Content)...)
+	}
+	o.mu.Lock()
+	o.rounds = append(o.rounds, r)
+	o.mu.Unlock()
+	return resp, nil
+}
+
+// TestE2E_HundredSeedsOnRealOllama: the gateway in front of a real Ollama (tiny
+// random-weight model) over 100 seeds, the loaded set changing every 10. Ollama cannot
+// constrain free decoding, so the gateway keeps the whole catalog in the prompt
+// (validate) and the client forces a call among the loaded tools, which the Ollama
+// backend turns into a format schema. Every name Ollama produced is allowed, the tools
+// the prompt is built from are byte-identical across every loaded set, and the prefix
+// estimate says Ollama could reuse nearly all of each prompt.
+func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
+	srv := enginetest.Ollama(t)
+	be, err := ollama.New(ollama.Options{Name: "ollama", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &ollamaObserved{Backend: be}
+	mem := state.NewMemory(state.Options{})
+	reg := prometheus.NewRegistry()
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "ollama", Kind: "ollama", Models: []string{"*"}, Backend: obs}},
+		Tools:     bigCatalog(t),
+		State:     mem,
+		Strategy:  gateway.StrategyValidate,
+		Registry:  reg,
+	}))
+	defer gw.Close()
+
+	const seeds = 100
+	var allowedBy [][]string
+	for seed := range seeds {
+		group := seed / 10
+		loaded := []string{fmt.Sprintf("misc_tool_%02d", group), fmt.Sprintf("misc_tool_%02d", group+10)}[:1+group%2]
+		if group%3 == 2 {
+			loaded = append(loaded, "slack_send_message")
+		}
+		thread := fmt.Sprintf("ollama-%d", group)
+		mem.Load(state.Thread(state.ThreadInput{Header: thread}), loaded...)
+		var choice []string
+		for _, n := range loaded {
+			choice = append(choice, fmt.Sprintf(`{"type":"function","function":{"name":%q}}`, n))
+		}
+		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"You are an agent with tools."},{"role":"user","content":"do it"}],`+
+			`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":48,"seed":%d,"temperature":1.0}`,
+			srv.Model, strings.Join(choice, ","), seed)
+		resp, out := postWithThread(t, gw, body, thread)
+		if resp.StatusCode != 200 {
+			t.Fatalf("seed %d: status %d: %s", seed, resp.StatusCode, out)
+		}
+		allowedBy = append(allowedBy, loaded)
+	}
+
+	if len(obs.rounds) != seeds {
+		t.Fatalf("%d engine calls, want %d (a stray call would have cost a round)", len(obs.rounds), seeds)
+	}
+	hashes := map[[sha256.Size]byte]bool{}
+	calls, cached, prompt := 0, 0, 0
+	for i, r := range obs.rounds {
+		hashes[r.toolsHash] = true
+		if len(r.called) == 0 {
+			t.Errorf("seed %d: a forced call named nothing: %.300s", i, r.answer)
+		}
+		for _, n := range r.called {
+			calls++
+			if !allowedCall(allowedBy[i], n) {
+				t.Errorf("seed %d: Ollama called %q; loaded %v", i, n, allowedBy[i])
+			}
+		}
+		if i > 0 {
+			cached += r.cached
+			prompt += r.prompt
+		}
+	}
+	if len(hashes) != 1 {
+		t.Errorf("%d distinct tools arrays over 10 loaded sets; the prompt must not move", len(hashes))
+	}
+	if rate := float64(cached) / float64(prompt); rate < 0.9 {
+		t.Errorf("estimated cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.9", cached, prompt, rate)
+	}
+	if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
+		t.Errorf("%v disabled calls", n)
+	}
+	t.Logf("ollama: %d calls over %d seeds, all loaded tools; one tools array; estimated cached %d / %d prompt tokens after the first", calls, seeds, cached, prompt)
+}
