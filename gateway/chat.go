@@ -10,6 +10,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/kvcache"
 )
 
 // Response headers every chat answer carries.
@@ -56,7 +57,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if x.committed && x.stream {
-		setAccounting(w.Header(), http.TrailerPrefix, x.usage)
+		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
 	}
 	s.observe(x)
 	s.record(x)
@@ -64,24 +65,29 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 
 // setAccounting writes the request's prompt, cached and computed tokens under prefix
 // ("" for headers, http.TrailerPrefix for trailers).
-func setAccounting(h http.Header, prefix string, u *oai.Usage) {
+func setAccounting(h http.Header, prefix string, u *oai.Usage, source backends.CacheSource) {
 	if u == nil {
 		return
 	}
-	prompt, cached := accounting(u)
-	h.Set(prefix+HeaderPromptTokens, strconv.Itoa(prompt))
-	h.Set(prefix+HeaderCachedTokens, strconv.Itoa(cached))
-	h.Set(prefix+HeaderComputedTokens, strconv.Itoa(prompt-cached))
+	a := accounting(u, source)
+	h.Set(prefix+HeaderPromptTokens, strconv.Itoa(a.Prompt))
+	h.Set(prefix+HeaderCachedTokens, strconv.Itoa(a.Cached))
+	h.Set(prefix+HeaderComputedTokens, strconv.Itoa(a.Computed))
 }
 
-// accounting reads prompt and cached tokens from a usage, cached clamped to [0, prompt]
-// so that computed is never negative.
-func accounting(u *oai.Usage) (prompt, cached int) {
-	prompt = max(u.PromptTokens, 0)
+// accounting reads a usage as kvcache does: the cached count is the engine's report or,
+// where the backend said so, its estimate, clamped to the prompt so that computed is
+// never negative.
+func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
+	reported, estimated := kvcache.NotKnown, kvcache.NotKnown
 	if d := u.PromptTokensDetails; d != nil {
-		cached = min(max(d.CachedTokens, 0), prompt)
+		if source == backends.CacheEstimated {
+			estimated = max(d.CachedTokens, 0)
+		} else {
+			reported = max(d.CachedTokens, 0)
+		}
 	}
-	return prompt, cached
+	return kvcache.Account(u.PromptTokens, reported, estimated)
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
@@ -211,7 +217,7 @@ func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Respon
 	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	h.Set(HeaderStrategy, x.strategy)
 	h.Set(HeaderCache, string(x.cache))
-	setAccounting(h, "", x.usage)
+	setAccounting(h, "", x.usage, x.cache)
 	x.committed = true
 	w.WriteHeader(http.StatusOK)
 	t := s.now()
@@ -261,11 +267,11 @@ func (s *Server) record(x *exchange) {
 	if u := x.usage; u != nil {
 		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.PromptTokens))
 		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.CompletionTokens))
-		prompt, cached := accounting(u)
+		a := accounting(u, x.cache)
 		if u.PromptTokensDetails != nil {
-			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(cached))
+			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Cached))
 		}
-		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(prompt - cached))
+		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
 	}
 	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
