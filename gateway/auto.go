@@ -17,6 +17,10 @@ type Observation struct {
 	NewSession bool
 	Catalog    kvcache.CatalogSize
 	Turn       kvcache.Turn
+	// Prefill, when set, is the engine's prefill time as the gateway measured it: a
+	// streamed answer of one round, from arrival to its first chunk, with the usage's
+	// cached and computed prompt tokens.
+	Prefill *kvcache.PrefillSample
 }
 
 // Observer is a Chooser that learns from what requests did.
@@ -58,6 +62,9 @@ func (c *CostChooser) Observe(o Observation) {
 		c.Model.ObserveSession(p, o.Backend)
 	}
 	c.Model.ObserveTurn(p, o.Backend, o.Turn)
+	if o.Prefill != nil {
+		c.Model.ObservePrefill(o.Backend, *o.Prefill)
+	}
 }
 
 // catalogSizes caches a catalog's size in tokens by version: counting a 500-tool
@@ -139,8 +146,14 @@ func (s *Server) observe(x *exchange) {
 	}
 	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
 		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
+	var prefill *kvcache.PrefillSample
 	if x.usage != nil {
 		t.Output = x.usage.CompletionTokens
+		// Time to first token is prefill (plus one step) only when one round ran.
+		if x.stream && x.ttft > 0 && len(p.hidden) == 0 {
+			a := accounting(x.usage, x.cache)
+			prefill = &kvcache.PrefillSample{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}
+		}
 	}
-	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat), Turn: t})
+	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat), Turn: t, Prefill: prefill})
 }

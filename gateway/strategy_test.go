@@ -341,3 +341,38 @@ func TestStrategy_BackendsLabelCountsOnlyUnderMaskOrUnmanaged(t *testing.T) {
 		})
 	}
 }
+
+type recordingObserver struct {
+	fixedChooser
+	seen []gateway.Observation
+}
+
+func (r *recordingObserver) Observe(o gateway.Observation) { r.seen = append(r.seen, o) }
+
+func TestAuto_StreamsReportMeasuredPrefill(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	ob := &recordingObserver{fixedChooser: fixedChooser{say: gateway.StrategyRemove}}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ob,
+	}))
+	defer srv.Close()
+	postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "p1")
+	resp, _ := postWithThread(t, srv, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "p2")
+	if resp.StatusCode != 200 || len(ob.seen) != 2 {
+		t.Fatalf("status %d, %d observations", resp.StatusCode, len(ob.seen))
+	}
+	if ob.seen[0].Prefill != nil {
+		t.Errorf("a whole answer's time is not prefill, yet it was reported: %+v", ob.seen[0].Prefill)
+	}
+	p := ob.seen[1].Prefill
+	if p == nil || p.Cached != 100 || p.Computed != 20 || p.Seconds <= 0 {
+		t.Errorf("stream prefill sample %+v, want 100 cached, 20 computed, a positive time", p)
+	}
+	if !ob.seen[0].NewSession || ob.seen[0].Catalog.Tools != 25 {
+		t.Errorf("observation %+v", ob.seen[0])
+	}
+}
