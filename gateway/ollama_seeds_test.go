@@ -3,10 +3,7 @@ package gateway_test
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
-	"fmt"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -41,35 +38,11 @@ func (o *ollamaObserved) ChatCompletion(ctx context.Context, req *backends.Reque
 	if err != nil {
 		return nil, err
 	}
-	var c struct {
-		Choices []struct {
-			Message struct {
-				Content   *string `json:"content"`
-				ToolCalls []struct {
-					Function struct{ Name string } `json:"function"`
-				} `json:"tool_calls"`
-			} `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			PromptTokens        int `json:"prompt_tokens"`
-			PromptTokensDetails struct {
-				CachedTokens int `json:"cached_tokens"`
-			} `json:"prompt_tokens_details"`
-		} `json:"usage"`
-	}
-	if err := json.Unmarshal(resp.Body, &c); err != nil {
+	a, err := readAnswer(resp.Body)
+	if err != nil {
 		return nil, err
 	}
-	r := ollamaRound{toolsHash: sha256.Sum256(tools), prompt: c.Usage.PromptTokens, cached: c.Usage.PromptTokensDetails.CachedTokens}
-	r.answer = string(resp.Body)
-	m := c.Choices[0].Message
-	for _, tc := range m.ToolCalls {
-		r.called = append(r.called, tc.Function.Name)
-	}
-	if m.Content != nil {
-		// A forced call whose arguments ran past max_tokens stays text.
-		r.called = append(r.called, namesInText(*m.Content)...)
-	}
+	r := ollamaRound{toolsHash: sha256.Sum256(tools), prompt: a.prompt, cached: a.cached, answer: a.body, called: a.called}
 	o.mu.Lock()
 	o.rounds = append(o.rounds, r)
 	o.mu.Unlock()
@@ -104,20 +77,9 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 	const seeds = 100
 	var allowedBy [][]string
 	for seed := range seeds {
-		group := seed / 10
-		loaded := []string{fmt.Sprintf("misc_tool_%02d", group), fmt.Sprintf("misc_tool_%02d", group+10)}[:1+group%2]
-		if group%3 == 2 {
-			loaded = append(loaded, "slack_send_message")
-		}
-		thread := fmt.Sprintf("ollama-%d", group)
+		loaded, thread := seedGroup("ollama", seed)
 		mem.Load(state.Thread(state.ThreadInput{Header: thread}), loaded...)
-		var choice []string
-		for _, n := range loaded {
-			choice = append(choice, fmt.Sprintf(`{"type":"function","function":{"name":%q}}`, n))
-		}
-		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"You are an agent with tools."},{"role":"user","content":"do it"}],`+
-			`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":48,"seed":%d,"temperature":1.0}`,
-			srv.Model, strings.Join(choice, ","), seed)
+		body := forcedAmong(srv.Model, loaded, 48, seed)
 		resp, out := postWithThread(t, gw, body, thread)
 		if resp.StatusCode != 200 {
 			t.Fatalf("seed %d: status %d: %s", seed, resp.StatusCode, out)
