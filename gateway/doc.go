@@ -10,6 +10,12 @@
 // loaded sets (toolsearch/), constraints (masking/) or cache models (kvcache/): it asks
 // those packages and wires their answers into the response.
 //
+// For managed tool catalogs it decides the strategy per request (strategy.go: the
+// configured one, or auto's Chooser, pinned per thread), builds the engine's tools array
+// for it, runs meta-tool rounds, answers calls outside the allowed set (counted, never
+// returned), and reports prompt, cached and computed tokens in headers, trailers and
+// counters, with kvcache's accounting rule.
+//
 // Streams follow the stdlib reverse proxy's discipline: the upstream's status and first
 // event are checked before the client's SSE headers are committed, so a failure before
 // the first byte is still a clean error; each event is flushed; an upstream that breaks
