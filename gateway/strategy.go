@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/maskgate/maskgate/backends"
@@ -163,6 +166,38 @@ func (s *Server) backendRequest(p *toolPlan, body []byte, model string, stream b
 	}
 	return req
 }
+
+// namespaceChoice expands a client tool_choice that names tools by prefix — a function
+// or allowed_tools entry named "browser_*" — into the catalog's tools with that prefix,
+// as allowed_tools (mode required for a function). It is the specified mode: a forced
+// call within a namespace, as an agent prefilling `{"name": "browser_` would ask. Every
+// engine then enforces it like any allowed_tools. nil when nothing names a prefix.
+func namespaceChoice(cat *toolsearch.Catalog, raw []byte) ([]byte, error) {
+	mode, names, none, err := masking.ParseToolChoice(raw)
+	if err != nil || none || !slices.ContainsFunc(names, isPrefixName) {
+		return nil, nil // the engine answers for what it cannot read
+	}
+	var out []string
+	for _, n := range names {
+		prefix, ok := strings.CutSuffix(n, "*")
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		found := false
+		for _, t := range cat.All() {
+			if strings.HasPrefix(t.Name, prefix) && !slices.Contains(out, t.Name) {
+				out, found = append(out, t.Name), true
+			}
+		}
+		if !found {
+			return nil, badRequest(fmt.Sprintf("tool_choice names %q, and no tool's name starts with %q", n, prefix), "tool_choice")
+		}
+	}
+	return masking.AllowedTools(masking.Spec{Allowed: out, Mode: mode}), nil
+}
+
+func isPrefixName(n string) bool { return strings.HasSuffix(n, "*") }
 
 // allowedToolChoice is the tool_choice of strategy allowed_tools: the client's own
 // choice narrowed to the allowed names. ok is false when the client's choice stays

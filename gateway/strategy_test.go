@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -374,5 +375,42 @@ func TestAuto_StreamsReportMeasuredPrefill(t *testing.T) {
 	}
 	if !ob.seen[0].NewSession || ob.seen[0].Catalog.Tools != 25 {
 		t.Errorf("observation %+v", ob.seen[0])
+	}
+}
+
+func TestStrategy_ANamespaceInToolChoiceIsTheSpecifiedMode(t *testing.T) {
+	var want []string
+	for i := range 10 {
+		want = append(want, fmt.Sprintf(`{"type":"function","function":{"name":"misc_tool_%02d"}}`, i))
+	}
+	cases := []struct {
+		name, choice, want string
+		status             int
+	}{
+		{"function prefix", `{"type":"function","function":{"name":"misc_tool_0*"}}`,
+			`{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[` + strings.Join(want, ",") + `]}}`, 200},
+		{"allowed_tools mixes names and a prefix", `{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"slack_send_message"}},{"type":"function","function":{"name":"calendar_*"}}]}}`,
+			`{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"slack_send_message"}},{"type":"function","function":{"name":"calendar_create_event"}}]}}`, 200},
+		{"a plain choice is left alone", `"required"`, `"required"`, 200},
+		{"no tool has the prefix", `{"type":"function","function":{"name":"browser_*"}}`, "", 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := &scripted{replies: []string{stopReply}}
+			gw, _ := strategyGateway(t, sc, gateway.StrategyRemove, nil)
+			resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"hi"}],"tool_choice":`+c.choice+`}`, "ns")
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			}
+			if c.status != 200 {
+				if !strings.Contains(string(body), `"param":"tool_choice"`) {
+					t.Errorf("error without param tool_choice: %s", body)
+				}
+				return
+			}
+			if got := string(sc.bodies[0]["tool_choice"]); got != c.want {
+				t.Errorf("upstream tool_choice\n got %s\nwant %s", got, c.want)
+			}
+		})
 	}
 }

@@ -46,6 +46,10 @@ type toolPlan struct {
 	added         []json.RawMessage // the client messages this turn added
 	loadedAtStart int
 	strays        int // calls to tools outside the loaded set
+
+	// toolChoice, when set, replaces the client's tool_choice (a namespace it named,
+	// expanded).
+	toolChoice []byte
 }
 
 // planTools decides whether tools are managed for this request and, if so, builds the
@@ -114,6 +118,11 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 		clientMsgs: len(env.Messages),
 	}
 	p.strategy = s.chooseStrategy(backend, be, cat, p.thread)
+	if raw, ok := env.Object.Get("tool_choice"); ok {
+		if p.toolChoice, err = namespaceChoice(cat, raw); err != nil {
+			return nil, err
+		}
+	}
 
 	var splices []state.Splice
 	if s.opt.ToolMode == ModeClient {
@@ -206,11 +215,18 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 	if !stream {
 		edits = append(edits, oai.Edit{Key: "stream_options", Delete: true})
 	}
+	client, _ := req.Get("tool_choice")
+	if p.toolChoice != nil {
+		client = p.toolChoice
+	}
 	if p.strategy == StrategyAllowedTools {
-		client, _ := req.Get("tool_choice")
 		if choice, ok := s.allowedToolChoice(p, client); ok {
 			edits = append(edits, oai.Edit{Key: "tool_choice", Value: choice})
+		} else if p.toolChoice != nil {
+			edits = append(edits, oai.Edit{Key: "tool_choice", Value: p.toolChoice})
 		}
+	} else if p.toolChoice != nil {
+		edits = append(edits, oai.Edit{Key: "tool_choice", Value: p.toolChoice})
 	}
 	return req.Edit(edits...), nil
 }
