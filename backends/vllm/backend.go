@@ -12,10 +12,12 @@ import (
 	"github.com/maskgate/maskgate/masking"
 )
 
-// Backend adds a structural tag for the allowed tools to an OpenAI-compatible pass-through.
+// Backend adds a structural tag for the allowed tools to an OpenAI-compatible
+// pass-through. SGLang's backend is this one with the tag placed in another field.
 type Backend struct {
 	inner   *openaicompat.Backend
 	format  masking.Format
+	place   Placement
 	schemas oai.SchemaCache // the whole catalog's schemas, read once per Request.ToolsID
 }
 
@@ -26,10 +28,39 @@ var (
 	_ backends.Pinger          = (*Backend)(nil)
 )
 
-// New returns a Backend; o is as for openaicompat (BaseURL with /v1), and o.Format names
-// the model's tool-call format, which the tag must match.
+// Placement is where an engine takes the structural tag.
+type Placement struct {
+	// Tag returns the member edits that carry the tag; tool_choice "auto" is added to
+	// them.
+	Tag func(tag []byte) ([]oai.Edit, error)
+	// Conflict, when set, reports a request the tag must not go into (it stays
+	// Unconstrained).
+	Conflict func(*oai.Object) bool
+}
+
+// StructuredOutputs is vLLM's placement: structured_outputs.structural_tag, a JSON
+// string.
+var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
+	var so bytes.Buffer
+	enc := json.NewEncoder(&so)
+	enc.SetEscapeHTML(false) // keep <tool_call> readable in logs; the bytes are fixed either way
+	if err := enc.Encode(struct {
+		StructuralTag string `json:"structural_tag"`
+	}{string(tag)}); err != nil {
+		return nil, err
+	}
+	return []oai.Edit{{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))}}, nil
+}}
+
+// New returns vLLM's Backend; o is as for openaicompat (BaseURL with /v1), and o.Format
+// names the model's tool-call format, which the tag must match.
 func New(o openaicompat.Options) (*Backend, error) {
 	o.ReportsCache = true // with --enable-prompt-tokens-details
+	return NewPlaced(o, StructuredOutputs)
+}
+
+// NewPlaced returns a Backend that puts the tag where p says.
+func NewPlaced(o openaicompat.Options, p Placement) (*Backend, error) {
 	f, err := FormatOf(o.Format)
 	if err != nil {
 		return nil, err
@@ -38,7 +69,7 @@ func New(o openaicompat.Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{inner: inner, format: f}, nil
+	return &Backend{inner: inner, format: f, place: p}, nil
 }
 
 // FormatOf resolves a configured format name; empty is Hermes.
@@ -60,9 +91,11 @@ func (b *Backend) ListModels(ctx context.Context) ([]string, error) { return b.i
 
 func (b *Backend) Ping(ctx context.Context) error { return b.inner.Ping(ctx) }
 
-// ChatCompletion adds the constraint when the request has tools, then forwards.
+// ChatCompletion adds the constraint when the request has tools, then forwards. The
+// strategy it reports is mask when the tag carried the gateway's allowed set, validate
+// when it could not go out; without an allowed set the gateway's label stands.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	body, outcome, err := constrain(req.Body, req.Allowed, b.format, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
+	body, outcome, err := Place(req.Body, req.Allowed, b.format, b.place, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
 	if err != nil {
 		return nil, err
 	}
@@ -81,23 +114,20 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 // request), in the Hermes format, and tool_choice "auto", or body unchanged when it has no
 // tools or its tool_choice is "none". It edits only those two members.
 func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
-	out, o, err := constrain(body, allowed, masking.Hermes(), oai.ToolSchemas)
+	out, o, err := Place(body, allowed, masking.Hermes(), StructuredOutputs, oai.ToolSchemas)
 	return out, o == Constrained, err
 }
 
-func constrain(body []byte, allowed []string, format masking.Format, schemas SchemaFunc) ([]byte, Outcome, error) {
-	t, err := BuildTag(body, allowed, format, schemas, nil)
+// Place builds the tag for body (BuildTag) and puts it where p says, with tool_choice
+// "auto"; a body that gets no tag comes back unchanged.
+func Place(body []byte, allowed []string, format masking.Format, p Placement, schemas SchemaFunc) ([]byte, Outcome, error) {
+	t, err := BuildTag(body, allowed, format, schemas, p.Conflict)
 	if err != nil || t.Outcome != Constrained {
 		return body, t.Outcome, err
 	}
-	var so bytes.Buffer
-	enc := json.NewEncoder(&so)
-	enc.SetEscapeHTML(false) // keep <tool_call> readable in logs; the bytes are fixed either way
-	if err := enc.Encode(struct {
-		StructuralTag string `json:"structural_tag"`
-	}{string(t.Tag)}); err != nil {
+	edits, err := p.Tag(t.Tag)
+	if err != nil {
 		return nil, Untouched, err
 	}
-	return t.Object.Edit(oai.Edit{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))},
-		oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)}), Constrained, nil
+	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
 }

@@ -113,6 +113,3 @@ func strategyFor(allowed []string, o Outcome) string {
 	}
 	return ""
 }
-
-// StrategyFor is strategyFor for backends built on this one's tag (SGLang).
-func StrategyFor(allowed []string, o Outcome) string { return strategyFor(allowed, o) }
