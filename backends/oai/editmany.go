@@ -30,7 +30,12 @@ func (o *Object) Edit(edits ...Edit) []byte {
 		tail = o.b[o.members[len(o.members)-1].valEnd:]
 	}
 	kept := 0
-	var seen uint64 // edits that named a member; Set/Delete callers pass a handful
+	var seenBuf [8]bool
+	seen := seenBuf[:0] // edits that named a member; callers pass a handful
+	if len(edits) > len(seenBuf) {
+		seen = make([]bool, 0, len(edits))
+	}
+	seen = seen[:len(edits)]
 	for i, m := range o.members {
 		j := -1
 		for k := range edits {
@@ -40,7 +45,7 @@ func (o *Object) Edit(edits ...Edit) []byte {
 			}
 		}
 		if j >= 0 {
-			seen |= 1 << (uint(j) & 63)
+			seen[j] = true
 			if edits[j].Delete {
 				continue
 			}
@@ -57,7 +62,7 @@ func (o *Object) Edit(edits ...Edit) []byte {
 		}
 	}
 	for j, e := range edits {
-		if e.Delete || (j < 64 && seen&(1<<uint(j)) != 0) {
+		if e.Delete || seen[j] {
 			continue
 		}
 		if kept > 0 {

@@ -69,3 +69,19 @@ func FuzzEditMany(f *testing.F) {
 		}
 	})
 }
+
+func TestEdit_ManyEditsAddEachKeyOnce(t *testing.T) {
+	var edits []Edit
+	body := []byte(`{"k0":0}`)
+	for i := range 70 {
+		edits = append(edits, Edit{Key: "k" + string(rune('0'+i%10)) + string(rune('a'+i/10)), Value: []byte(`1`)})
+	}
+	edits = append(edits, Edit{Key: "k0", Value: []byte(`2`)})
+	o, err := ParseObject(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(o.Edit(edits...)), string(sequential(t, body, edits)); got != want {
+		t.Errorf("70 edits:\n got %s\nwant %s", got, want)
+	}
+}
