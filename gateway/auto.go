@@ -67,27 +67,44 @@ func (c *CostChooser) Observe(o Observation) {
 	}
 }
 
-// catalogSizes caches a catalog's size in tokens by version: counting a 500-tool
-// catalog costs milliseconds, and it changes only with the catalog.
-type catalogSizes struct {
+// catalogCache keeps what the gateway derives from a catalog version and uses on every
+// request: the whole-catalog tools array (the same bytes each time) and the catalog's
+// size in tokens (counting 500 tools costs milliseconds). Entries are built outside the
+// lock, so a new catalog does not hold up requests for the others; two requests may
+// build the same entry once each, with the same result.
+type catalogCache struct {
 	mu    sync.Mutex
-	byID  map[string]kvcache.CatalogSize
-	tools map[string][]byte // whole-catalog tools arrays by version
+	sizes map[string]kvcache.CatalogSize
+	tools map[string][]byte
+}
+
+// Client catalogs come and go; a profile's stay. Past these bounds a map starts over.
+const (
+	maxCachedSizes = 64
+	maxCachedTools = 16
+)
+
+// cached returns m[key], building and storing it on a miss.
+func cached[V any](mu *sync.Mutex, m *map[string]V, limit int, key string, build func() V) V {
+	mu.Lock()
+	v, ok := (*m)[key]
+	mu.Unlock()
+	if ok {
+		return v
+	}
+	v = build()
+	mu.Lock()
+	if *m == nil || len(*m) >= limit {
+		*m = make(map[string]V)
+	}
+	(*m)[key] = v
+	mu.Unlock()
+	return v
 }
 
 // wholeTools returns the tools array cached under key, building it once.
-func (c *catalogSizes) wholeTools(key string, build func() []byte) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t, ok := c.tools[key]; ok {
-		return t
-	}
-	if c.tools == nil || len(c.tools) >= 16 {
-		c.tools = map[string][]byte{} // client catalogs come and go; profiles stay few
-	}
-	t := build()
-	c.tools[key] = t
-	return t
+func (c *catalogCache) wholeTools(key string, build func() []byte) []byte {
+	return cached(&c.mu, &c.tools, maxCachedTools, key, build)
 }
 
 func (s *Server) countTokens(b []byte) int {
@@ -98,18 +115,9 @@ func (s *Server) countTokens(b []byte) int {
 }
 
 func (s *Server) catalogSize(cat *toolsearch.Catalog) kvcache.CatalogSize {
-	v := cat.Version()
-	s.sizes.mu.Lock()
-	defer s.sizes.mu.Unlock()
-	if c, ok := s.sizes.byID[v]; ok {
-		return c
-	}
-	if s.sizes.byID == nil || len(s.sizes.byID) > 64 {
-		s.sizes.byID = map[string]kvcache.CatalogSize{} // client catalogs come and go
-	}
-	c := kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(s.opt.AutoLoad))}
-	s.sizes.byID[v] = c
-	return c
+	return cached(&s.catalogs.mu, &s.catalogs.sizes, maxCachedSizes, cat.Version(), func() kvcache.CatalogSize {
+		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(s.opt.AutoLoad))}
+	})
 }
 
 // turnInput reads the client's messages for what a Chooser learns: whether the session

@@ -84,7 +84,7 @@ type Server struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 
-	sizes      catalogSizes
+	catalogs   catalogCache
 	pins       strategyPins
 	tokensOnce sync.Once
 	tokensJSON []byte

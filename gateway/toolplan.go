@@ -244,7 +244,7 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	if p.wholeCatalog() {
 		// The same bytes for every request of the catalog: built once per version.
 		// Shared, so read-only: it has no spare capacity for an append to write into.
-		return s.sizes.wholeTools(p.cat.Version()+boolJSON(s.opt.AutoLoad), func() []byte {
+		return s.catalogs.wholeTools(p.cat.Version()+boolJSON(s.opt.AutoLoad), func() []byte {
 			r := p.cat.Render()
 			out := make([]byte, 0, len(tools)+len(r))
 			return append(append(append(out, tools...), ','), r[1:]...)
