@@ -1,11 +1,17 @@
 package gateway_test
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"testing"
+
+	"github.com/maskgate/maskgate/backends"
 )
 
 // callName finds a called name in text; a call cut off by max_tokens inside its name
@@ -97,4 +103,79 @@ func forcedAmong(model string, names []string, maxTokens, seed int) string {
 	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"You are an agent with tools."},{"role":"user","content":"do it"}],`+
 		`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":%d,"seed":%d,"temperature":1.0}`,
 		model, strings.Join(choice, ","), maxTokens, seed)
+}
+
+// seedRound is what an engine did in one backend call of a seed run, recorded before
+// the gateway's own check could hide a stray call.
+type seedRound struct {
+	allowed []string          // Request.Allowed
+	hash    [sha256.Size]byte // of what the engine's prompt is built from
+	engineAnswer
+}
+
+// recorder wraps a backend and records a seedRound per call; prompt returns the bytes
+// the round's hash is taken over (the rendered prompt, or the tools sent).
+type recorder struct {
+	backends.Backend
+	prompt func(*backends.Request) ([]byte, error)
+	mu     sync.Mutex
+	rounds []seedRound
+}
+
+// ConstrainsTools passes the wrapped backend's ability on, so the gateway picks the
+// strategy it would without the recorder.
+func (o *recorder) ConstrainsTools() bool {
+	c, ok := o.Backend.(backends.ToolConstrainer)
+	return ok && c.ConstrainsTools()
+}
+
+func (o *recorder) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	p, err := o.prompt(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := o.Backend.ChatCompletion(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	a, err := readAnswer(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	o.rounds = append(o.rounds, seedRound{allowed: req.Allowed, hash: sha256.Sum256(p), engineAnswer: a})
+	o.mu.Unlock()
+	return resp, nil
+}
+
+// seedSummary is what checkSeedRounds found.
+type seedSummary struct {
+	calls, hashes   int
+	cached, prompts int // over every round but the first
+}
+
+// checkSeedRounds fails the test for a round that named no tool or one outside
+// allowed(i, round), and sums the rest.
+func checkSeedRounds(t *testing.T, rounds []seedRound, allowed func(i int, r seedRound) []string) seedSummary {
+	t.Helper()
+	var s seedSummary
+	hashes := map[[sha256.Size]byte]bool{}
+	for i, r := range rounds {
+		hashes[r.hash] = true
+		if len(r.called) == 0 {
+			t.Errorf("seed %d: a forced call named nothing: %.400s", i, r.body)
+		}
+		for _, n := range r.called {
+			s.calls++
+			if ok := allowed(i, r); !allowedCall(ok, n) {
+				t.Errorf("seed %d: the engine called %q; allowed %v", i, n, ok)
+			}
+		}
+		if i > 0 {
+			s.cached += r.cached
+			s.prompts += r.prompt
+		}
+	}
+	s.hashes = len(hashes)
+	return s
 }

@@ -3,7 +3,6 @@
 package gateway_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"net/http/httptest"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,44 +32,13 @@ var maskSeeds = func() int {
 	return 100
 }()
 
-// engineRound is what the engine did in one backend call.
-type engineRound struct {
-	allowed    []string
-	promptHash [sha256.Size]byte
-	called     []string // names in the engine's answer: tool_calls, or call text cut short
-	prompt     int
-	cached     int
-	answer     string // the engine's message, for failures
-}
-
-// observed wraps the embedded engine and records, per call, the rendered prompt's hash
-// and the names the engine itself produced — before the gateway's own check could hide
-// a stray call.
-type observed struct {
-	*embedded.Backend
-	mu     sync.Mutex
-	rounds []engineRound
-}
-
-func (o *observed) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	prompt, err := o.Prompt(req)
-	if err != nil {
-		return nil, err
+// renderedPrompt is what the embedded engine prefills for a request: its hash is the
+// prompt cache's key.
+func renderedPrompt(be *embedded.Backend) func(*backends.Request) ([]byte, error) {
+	return func(req *backends.Request) ([]byte, error) {
+		p, err := be.Prompt(req)
+		return []byte(p), err
 	}
-	resp, err := o.Backend.ChatCompletion(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	a, err := readAnswer(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	r := engineRound{allowed: req.Allowed, promptHash: sha256.Sum256([]byte(prompt)),
-		prompt: a.prompt, cached: a.cached, answer: a.body, called: a.called}
-	o.mu.Lock()
-	o.rounds = append(o.rounds, r)
-	o.mu.Unlock()
-	return resp, nil
 }
 
 // TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt runs the gateway in
@@ -96,8 +63,8 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 	}
 	defer be.Close()
 
-	run := func(t *testing.T, strategy string, seeds int) (*observed, *prometheus.Registry) {
-		obs := &observed{Backend: be}
+	run := func(t *testing.T, strategy string, seeds int) (*recorder, *prometheus.Registry) {
+		obs := &recorder{Backend: be, prompt: renderedPrompt(be)}
 		mem := state.NewMemory(state.Options{})
 		reg := prometheus.NewRegistry()
 		gw := httptest.NewServer(gateway.New(gateway.Options{
@@ -132,44 +99,31 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 		if len(obs.rounds) != maskSeeds {
 			t.Fatalf("%d engine calls, want %d (one per seed)", len(obs.rounds), maskSeeds)
 		}
-		calls, hashes := 0, map[[sha256.Size]byte]bool{}
-		cached, prompt := 0, 0
 		for i, r := range obs.rounds {
-			hashes[r.promptHash] = true
-			if len(r.called) == 0 {
-				t.Errorf("seed %d: a required call produced no name: %.400s", i, r.answer)
-			}
 			if want := []string{"search_tools", "load_tool"}; len(r.allowed) < 3 || !slices.Equal(r.allowed[:2], want) {
 				t.Errorf("seed %d: the gateway allowed %v, want the meta-tools then the loaded tools", i, r.allowed)
 			}
-			for _, n := range r.called {
-				calls++
-				if !allowedCall(r.allowed, n) || n == "search_tools" || n == "load_tool" {
-					t.Errorf("seed %d: the engine called %q; allowed %v narrowed by the client to the loaded tools", i, n, r.allowed)
-				}
-			}
-			if i > 0 {
-				cached += r.cached
-				prompt += r.prompt
-			}
 		}
-		if len(hashes) != 1 {
-			t.Errorf("%d distinct prompts over 10 loaded sets; mask must keep one", len(hashes))
+		// The client narrowed the call to the loaded tools: the meta-tools, though
+		// allowed, must not come out either.
+		sum := checkSeedRounds(t, obs.rounds, func(_ int, r seedRound) []string { return r.allowed[2:] })
+		if sum.hashes != 1 {
+			t.Errorf("%d distinct prompts over 10 loaded sets; mask must keep one", sum.hashes)
 		}
-		if rate := float64(cached) / float64(prompt); rate < 0.95 {
-			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", cached, prompt, rate)
+		if rate := float64(sum.cached) / float64(sum.prompts); rate < 0.95 {
+			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", sum.cached, sum.prompts, rate)
 		}
 		if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
 			t.Errorf("%v disabled calls under mask", n)
 		}
-		t.Logf("mask: %d calls over %d seeds, all allowed; 1 prompt hash; cached %d / %d prompt tokens after the first request", calls, maskSeeds, cached, prompt)
+		t.Logf("mask: %d calls over %d seeds, all allowed; 1 prompt hash; cached %d / %d prompt tokens after the first request", sum.calls, maskSeeds, sum.cached, sum.prompts)
 	})
 
 	t.Run("unconstrained_strays", func(t *testing.T) {
 		// The same whole-catalog prompt with no allowed set and a plain required call:
 		// the random model names tools outside any one loaded set, so the mask above is
 		// what kept it in.
-		obs := &observed{Backend: be}
+		obs := &recorder{Backend: be, prompt: renderedPrompt(be)}
 		gw := httptest.NewServer(gateway.New(gateway.Options{
 			Upstreams: []gateway.Upstream{{Name: "embedded", Models: []string{"*"}, Backend: obs}},
 			Tools:     bigCatalog(t),
@@ -200,7 +154,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 		obs, _ := run(t, gateway.StrategyRemove, 30)
 		hashes := map[[sha256.Size]byte]bool{}
 		for _, r := range obs.rounds {
-			hashes[r.promptHash] = true
+			hashes[r.hash] = true
 		}
 		if len(hashes) < 3 {
 			t.Errorf("remove gave %d distinct prompts over 3 loaded sets; the contrast is gone", len(hashes))

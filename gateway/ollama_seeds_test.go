@@ -1,10 +1,7 @@
 package gateway_test
 
 import (
-	"context"
-	"crypto/sha256"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,36 +14,10 @@ import (
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
-// ollamaRound is what Ollama did in one backend call, before the gateway's own check.
-type ollamaRound struct {
-	toolsHash [sha256.Size]byte // of the tools the gateway sent: Ollama's prompt is built from them
-	called    []string
-	prompt    int
-	cached    int
-	answer    string
-}
-
-type ollamaObserved struct {
-	backends.Backend
-	mu     sync.Mutex
-	rounds []ollamaRound
-}
-
-func (o *ollamaObserved) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+// toolsSent is what Ollama's prompt is built from, as far as the gateway controls it.
+func toolsSent(req *backends.Request) ([]byte, error) {
 	tools, _ := oai.Get(req.Body, "tools")
-	resp, err := o.Backend.ChatCompletion(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	a, err := readAnswer(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	r := ollamaRound{toolsHash: sha256.Sum256(tools), prompt: a.prompt, cached: a.cached, answer: a.body, called: a.called}
-	o.mu.Lock()
-	o.rounds = append(o.rounds, r)
-	o.mu.Unlock()
-	return resp, nil
+	return tools, nil
 }
 
 // TestE2E_HundredSeedsOnRealOllama: the gateway in front of a real Ollama (tiny
@@ -62,7 +33,7 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := &ollamaObserved{Backend: be}
+	obs := &recorder{Backend: be, prompt: toolsSent}
 	mem := state.NewMemory(state.Options{})
 	reg := prometheus.NewRegistry()
 	gw := httptest.NewServer(gateway.New(gateway.Options{
@@ -90,32 +61,15 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 	if len(obs.rounds) != seeds {
 		t.Fatalf("%d engine calls, want %d (a stray call would have cost a round)", len(obs.rounds), seeds)
 	}
-	hashes := map[[sha256.Size]byte]bool{}
-	calls, cached, prompt := 0, 0, 0
-	for i, r := range obs.rounds {
-		hashes[r.toolsHash] = true
-		if len(r.called) == 0 {
-			t.Errorf("seed %d: a forced call named nothing: %.300s", i, r.answer)
-		}
-		for _, n := range r.called {
-			calls++
-			if !allowedCall(allowedBy[i], n) {
-				t.Errorf("seed %d: Ollama called %q; loaded %v", i, n, allowedBy[i])
-			}
-		}
-		if i > 0 {
-			cached += r.cached
-			prompt += r.prompt
-		}
+	sum := checkSeedRounds(t, obs.rounds, func(i int, _ seedRound) []string { return allowedBy[i] })
+	if sum.hashes != 1 {
+		t.Errorf("%d distinct tools arrays over 10 loaded sets; the prompt must not move", sum.hashes)
 	}
-	if len(hashes) != 1 {
-		t.Errorf("%d distinct tools arrays over 10 loaded sets; the prompt must not move", len(hashes))
-	}
-	if rate := float64(cached) / float64(prompt); rate < 0.9 {
-		t.Errorf("estimated cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.9", cached, prompt, rate)
+	if rate := float64(sum.cached) / float64(sum.prompts); rate < 0.9 {
+		t.Errorf("estimated cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.9", sum.cached, sum.prompts, rate)
 	}
 	if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
 		t.Errorf("%v disabled calls", n)
 	}
-	t.Logf("ollama: %d calls over %d seeds, all loaded tools; one tools array; estimated cached %d / %d prompt tokens after the first", calls, seeds, cached, prompt)
+	t.Logf("ollama: %d calls over %d seeds, all loaded tools; one tools array; estimated cached %d / %d prompt tokens after the first", sum.calls, seeds, sum.cached, sum.prompts)
 }
