@@ -1,6 +1,8 @@
 package backends
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -65,4 +67,20 @@ func ModelNotFound(model string, err error) *Error {
 		Code:    "model_not_found",
 		Err:     err,
 	}
+}
+
+// BadRequest is a 400 the client must fix, naming param (the request field) when known.
+func BadRequest(param, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// BodyError is the 400 for a request body a translator could not decode into its wire
+// types: a field of the wrong type is named as the param.
+func BodyError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return BadRequest(te.Field, "invalid type for '%s': expected %s, got %s", te.Field, te.Type, te.Value)
+	}
+	return BadRequest("", "request body is not a valid chat completion request: %v", err)
 }

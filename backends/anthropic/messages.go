@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/toolname"
 )
 
@@ -62,9 +63,9 @@ func convertMessages(msgs []inMessage, names *toolname.Map) (system []block, tur
 			}
 			add("user", []block{r}, nil)
 		case "":
-			return nil, nil, badRequest(param+".role", "message %d has no role", i)
+			return nil, nil, backends.BadRequest(param+".role", "message %d has no role", i)
 		default:
-			return nil, nil, badRequest(param+".role",
+			return nil, nil, backends.BadRequest(param+".role",
 				"role %q is not supported; use system, developer, user, assistant or tool", m.Role)
 		}
 	}
@@ -84,11 +85,11 @@ func contentBlocks(content json.RawMessage, param string, images bool) ([]block,
 		}
 		return []block{textBlock(c)}, nil
 	case c[0] != '[':
-		return nil, badRequest(param, "content must be a string or an array of content parts")
+		return nil, backends.BadRequest(param, "content must be a string or an array of content parts")
 	}
 	var parts []inPart
 	if err := json.Unmarshal(c, &parts); err != nil {
-		return nil, badRequest(param, "content must be a string or an array of content parts: %v", err)
+		return nil, backends.BadRequest(param, "content must be a string or an array of content parts: %v", err)
 	}
 	var out []block
 	for j, p := range parts {
@@ -97,7 +98,7 @@ func contentBlocks(content json.RawMessage, param string, images bool) ([]block,
 		case p.Type == "text":
 			t := bytes.TrimSpace(p.Text)
 			if len(t) == 0 || t[0] != '"' {
-				return nil, badRequest(pp+".text", "a text part needs a text string")
+				return nil, backends.BadRequest(pp+".text", "a text part needs a text string")
 			}
 			if !blank(t) {
 				out = append(out, textBlock(t))
@@ -109,7 +110,7 @@ func contentBlocks(content json.RawMessage, param string, images bool) ([]block,
 			}
 			out = append(out, b)
 		default:
-			return nil, badRequest(pp+".type", "content part type %q is not supported here by the anthropic backend", p.Type)
+			return nil, backends.BadRequest(pp+".type", "content part type %q is not supported here by the anthropic backend", p.Type)
 		}
 	}
 	return out, nil
@@ -130,7 +131,7 @@ var imageMediaTypes = map[string]bool{"image/jpeg": true, "image/png": true, "im
 // base64 source, an http(s) URL a url source, which Anthropic fetches itself.
 func imageBlock(p inPart, param string) (block, error) {
 	if p.ImageURL == nil || p.ImageURL.URL == "" {
-		return block{}, badRequest(param, "an image_url part needs a url")
+		return block{}, backends.BadRequest(param, "an image_url part needs a url")
 	}
 	u := p.ImageURL.URL
 	var b []byte
@@ -139,10 +140,10 @@ func imageBlock(p inPart, param string) (block, error) {
 		meta, data, ok := strings.Cut(u[len("data:"):], ",")
 		mediaType, enc, _ := strings.Cut(meta, ";")
 		if !ok || enc != "base64" || data == "" {
-			return block{}, badRequest(param, "a data URL image must be data:<type>;base64,<data>")
+			return block{}, backends.BadRequest(param, "a data URL image must be data:<type>;base64,<data>")
 		}
 		if !imageMediaTypes[mediaType] {
-			return block{}, badRequest(param, "image type %q is not supported by Anthropic; send image/jpeg, image/png, image/gif or image/webp", mediaType)
+			return block{}, backends.BadRequest(param, "image type %q is not supported by Anthropic; send image/jpeg, image/png, image/gif or image/webp", mediaType)
 		}
 		b = append(b, `{"type":"image","source":{"type":"base64","media_type":`...)
 		b = appendString(b, mediaType)
@@ -152,7 +153,7 @@ func imageBlock(p inPart, param string) (block, error) {
 		b = append(b, `{"type":"image","source":{"type":"url","url":`...)
 		b = appendString(b, u)
 	default:
-		return block{}, badRequest(param, "an image url must be an http(s) URL or a base64 data URL")
+		return block{}, backends.BadRequest(param, "an image url must be an http(s) URL or a base64 data URL")
 	}
 	return block{json: append(b, "}}"...)}, nil
 }
@@ -162,20 +163,20 @@ func imageBlock(p inPart, param string) (block, error) {
 // string means no arguments).
 func toolUse(tc *inToolCall, param string, names *toolname.Map) (block, error) {
 	if tc.Type != "" && tc.Type != "function" {
-		return block{}, badRequest(param+".type", "tool call type %q is not supported; only function", tc.Type)
+		return block{}, backends.BadRequest(param+".type", "tool call type %q is not supported; only function", tc.Type)
 	}
 	if tc.ID == "" {
-		return block{}, badRequest(param+".id", "a tool call needs an id to pair it with its result")
+		return block{}, backends.BadRequest(param+".id", "a tool call needs an id to pair it with its result")
 	}
 	if tc.Function.Name == "" {
-		return block{}, badRequest(param+".function.name", "tool call has no function name")
+		return block{}, backends.BadRequest(param+".function.name", "tool call has no function name")
 	}
 	args := []byte(tc.Function.Arguments)
 	switch t := bytes.TrimSpace(args); {
 	case len(t) == 0:
 		args = []byte("{}")
 	case t[0] != '{' || !json.Valid(t):
-		return block{}, badRequest(param+".function.arguments", "arguments must be a JSON object (as a string)")
+		return block{}, backends.BadRequest(param+".function.arguments", "arguments must be a JSON object (as a string)")
 	}
 	b := make([]byte, 0, len(args)+64)
 	b = append(b, `{"type":"tool_use","id":`...)
@@ -191,7 +192,7 @@ func toolUse(tc *inToolCall, param string, names *toolname.Map) (block, error) {
 // client's string, or becomes text blocks for an array of text parts.
 func toolResult(m *inMessage, param string) (block, error) {
 	if m.ToolCallID == "" {
-		return block{}, badRequest(param+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+		return block{}, backends.BadRequest(param+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
 	}
 	b := []byte(`{"type":"tool_result","tool_use_id":`)
 	b = appendString(b, idRule.Wire(m.ToolCallID))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/maskgate/maskgate/backends"
 )
 
 // refuseUnsupported refuses the OpenAI fields whose meaning the Messages API cannot
@@ -11,36 +13,36 @@ import (
 func refuseUnsupported(r *chatRequest) error {
 	switch {
 	case r.N != nil && *r.N != 1:
-		return badRequest("n", "the anthropic backend returns one choice; set n to 1 or leave it out")
+		return backends.BadRequest("n", "the anthropic backend returns one choice; set n to 1 or leave it out")
 	case r.Logprobs != nil && *r.Logprobs:
-		return badRequest("logprobs", "Anthropic does not return log probabilities; leave logprobs out")
+		return backends.BadRequest("logprobs", "Anthropic does not return log probabilities; leave logprobs out")
 	case r.TopLogprobs != nil && *r.TopLogprobs != 0:
-		return badRequest("top_logprobs", "Anthropic does not return log probabilities; leave top_logprobs out")
+		return backends.BadRequest("top_logprobs", "Anthropic does not return log probabilities; leave top_logprobs out")
 	case !isNull(r.LogitBias) && string(bytes.TrimSpace(r.LogitBias)) != "{}":
-		return badRequest("logit_bias", "Anthropic has no logit bias; leave logit_bias out")
+		return backends.BadRequest("logit_bias", "Anthropic has no logit bias; leave logit_bias out")
 	case r.PresencePenalty != nil && *r.PresencePenalty != 0:
-		return badRequest("presence_penalty", "Anthropic has no presence penalty; leave presence_penalty out or set it to 0")
+		return backends.BadRequest("presence_penalty", "Anthropic has no presence penalty; leave presence_penalty out or set it to 0")
 	case r.FrequencyPenalty != nil && *r.FrequencyPenalty != 0:
-		return badRequest("frequency_penalty", "Anthropic has no frequency penalty; leave frequency_penalty out or set it to 0")
+		return backends.BadRequest("frequency_penalty", "Anthropic has no frequency penalty; leave frequency_penalty out or set it to 0")
 	case !isNull(r.ReasoningEffort):
-		return badRequest("reasoning_effort", "the anthropic backend does not map reasoning_effort to extended thinking; leave it out")
+		return backends.BadRequest("reasoning_effort", "the anthropic backend does not map reasoning_effort to extended thinking; leave it out")
 	case !isNull(r.Audio):
-		return badRequest("audio", "the anthropic backend answers in text only; leave audio out")
+		return backends.BadRequest("audio", "the anthropic backend answers in text only; leave audio out")
 	case !isNull(r.Prediction):
-		return badRequest("prediction", "Anthropic has no predicted outputs; leave prediction out")
+		return backends.BadRequest("prediction", "Anthropic has no predicted outputs; leave prediction out")
 	case !isNull(r.WebSearchOptions):
-		return badRequest("web_search_options", "the anthropic backend does not enable web search; leave web_search_options out")
+		return backends.BadRequest("web_search_options", "the anthropic backend does not enable web search; leave web_search_options out")
 	case !isNull(r.Functions), !isNull(r.FunctionCall):
-		return badRequest("functions", "functions and function_call are deprecated; send tools and tool_choice")
+		return backends.BadRequest("functions", "functions and function_call are deprecated; send tools and tool_choice")
 	}
 	if !isNull(r.Modalities) {
 		var ms []string
 		if err := json.Unmarshal(r.Modalities, &ms); err != nil {
-			return badRequest("modalities", "modalities must be an array of strings")
+			return backends.BadRequest("modalities", "modalities must be an array of strings")
 		}
 		for _, m := range ms {
 			if m != "text" {
-				return badRequest("modalities", "the anthropic backend answers in text only; modality %q is not supported", m)
+				return backends.BadRequest("modalities", "the anthropic backend answers in text only; modality %q is not supported", m)
 			}
 		}
 	}
@@ -49,10 +51,10 @@ func refuseUnsupported(r *chatRequest) error {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(r.ResponseFormat, &rf); err != nil {
-			return badRequest("response_format", "response_format must be an object with a type")
+			return backends.BadRequest("response_format", "response_format must be an object with a type")
 		}
 		if rf.Type != "text" {
-			return badRequest("response_format.type", "the anthropic backend cannot hold the answer to response_format %q; leave it out or use \"text\"", rf.Type)
+			return backends.BadRequest("response_format.type", "the anthropic backend cannot hold the answer to response_format %q; leave it out or use \"text\"", rf.Type)
 		}
 	}
 	return nil
@@ -60,7 +62,7 @@ func refuseUnsupported(r *chatRequest) error {
 
 func positive(param string, n int) (int, error) {
 	if n < 1 {
-		return 0, badRequest(param, "%s must be at least 1", param)
+		return 0, backends.BadRequest(param, "%s must be at least 1", param)
 	}
 	return n, nil
 }
@@ -73,10 +75,10 @@ func number(param string, raw json.RawMessage, max float64) (json.RawMessage, er
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, badRequest(param, "%s must be a number", param)
+		return nil, backends.BadRequest(param, "%s must be a number", param)
 	}
 	if f < 0 || f > max {
-		return nil, badRequest(param, "Anthropic accepts %s from 0 to %g; got %s", param, max, raw)
+		return nil, backends.BadRequest(param, "Anthropic accepts %s from 0 to %g; got %s", param, max, raw)
 	}
 	return bytes.TrimSpace(raw), nil
 }
@@ -93,7 +95,7 @@ func stopSequences(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, badRequest("stop", "stop must be a string or an array of strings")
+		return nil, backends.BadRequest("stop", "stop must be a string or an array of strings")
 	}
 	if len(list) == 0 {
 		return nil, nil
@@ -101,7 +103,7 @@ func stopSequences(raw json.RawMessage) (json.RawMessage, error) {
 	out := []byte{'['}
 	for i, s := range list {
 		if len(s) == 0 || s[0] != '"' {
-			return nil, badRequest(fmt.Sprintf("stop[%d]", i), "stop must be a string or an array of strings")
+			return nil, backends.BadRequest(fmt.Sprintf("stop[%d]", i), "stop must be a string or an array of strings")
 		}
 		if i > 0 {
 			out = append(out, ',')
@@ -118,7 +120,7 @@ func userID(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	raw = bytes.TrimSpace(raw)
 	if raw[0] != '"' {
-		return nil, badRequest("user", "user must be a string")
+		return nil, backends.BadRequest("user", "user must be a string")
 	}
 	if string(raw) == `""` {
 		return nil, nil

@@ -3,9 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -56,19 +53,19 @@ func (t *turn) last() *block {
 func translateRequest(body []byte, model string, maxTokens int) (*translated, error) {
 	var r chatRequest
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, bodyError(err)
+		return nil, backends.BodyError(err)
 	}
 	if model == "" {
 		model = r.Model
 	}
 	if model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
+		return nil, backends.BadRequest("model", "you must provide a model parameter")
 	}
 	if err := refuseUnsupported(&r); err != nil {
 		return nil, err
 	}
 	if len(r.Messages) == 0 {
-		return nil, badRequest("messages", "'messages' must contain at least one message")
+		return nil, backends.BadRequest("messages", "'messages' must contain at least one message")
 	}
 	names, err := nameMap(&r)
 	if err != nil {
@@ -87,7 +84,7 @@ func translateRequest(body []byte, model string, maxTokens int) (*translated, er
 		return nil, err
 	}
 	if len(turns) == 0 {
-		return nil, badRequest("messages", "the messages hold no user or assistant content to send; Anthropic needs at least one")
+		return nil, backends.BadRequest("messages", "the messages hold no user or assistant content to send; Anthropic needs at least one")
 	}
 	placeBreakpoints(system, tools, turns)
 
@@ -205,20 +202,6 @@ func appendBlocks(out []byte, blocks []block) []byte {
 func appendString(out []byte, s string) []byte {
 	b, _ := json.Marshal(s) // a string always marshals
 	return append(out, b...)
-}
-
-// badRequest is a 400 the client must fix, naming param when known.
-func badRequest(param, format string, args ...any) *backends.Error {
-	return &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
-		Message: fmt.Sprintf(format, args...)}
-}
-
-func bodyError(err error) *backends.Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return badRequest(te.Field, "invalid type for '%s': expected %s, got %s", te.Field, te.Type, te.Value)
-	}
-	return badRequest("", "request body is not a valid chat completion request: %v", err)
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/toolname"
 	"github.com/maskgate/maskgate/masking"
 )
@@ -34,7 +35,7 @@ func nameMap(r *chatRequest) (*toolname.Map, error) {
 	}
 	m, err := toolname.New(nameRule, names)
 	if err != nil {
-		return nil, badRequest("tools", "%v", err)
+		return nil, backends.BadRequest("tools", "%v", err)
 	}
 	return m, nil
 }
@@ -57,9 +58,9 @@ func parseToolChoice(raw json.RawMessage, tools []inTool, parallel *bool, names 
 	if err != nil {
 		var ce *masking.ToolChoiceError
 		if errors.As(err, &ce) {
-			return toolChoice{}, badRequest(ce.Param, "%s", ce.Message)
+			return toolChoice{}, backends.BadRequest(ce.Param, "%s", ce.Message)
 		}
-		return toolChoice{}, badRequest("tool_choice", "%v", err)
+		return toolChoice{}, backends.BadRequest("tool_choice", "%v", err)
 	}
 	known := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -72,14 +73,14 @@ func parseToolChoice(raw json.RawMessage, tools []inTool, parallel *bool, names 
 		kind = "none"
 	case c.Type == "function":
 		if !known[c.Names[0]] {
-			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
+			return toolChoice{}, backends.BadRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
 		}
 		kind, name = "tool", c.Names[0]
 	case c.Type == "allowed_tools":
 		send = make(map[string]bool, len(c.Names))
 		for i, n := range c.Names {
 			if !known[n] {
-				return toolChoice{}, badRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", n)
+				return toolChoice{}, backends.BadRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", n)
 			}
 			send[n] = true
 		}
@@ -91,7 +92,7 @@ func parseToolChoice(raw json.RawMessage, tools []inTool, parallel *bool, names 
 	}
 	if len(tools) == 0 {
 		if kind == "any" || kind == "tool" {
-			return toolChoice{}, badRequest("tool_choice", "tool_choice requires a tool call, but the request has no tools")
+			return toolChoice{}, backends.BadRequest("tool_choice", "tool_choice requires a tool call, but the request has no tools")
 		}
 		return toolChoice{}, nil
 	}
@@ -122,16 +123,16 @@ func convertTools(tools []inTool, send map[string]bool, names *toolname.Map) ([]
 		}
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return nil, badRequest(p+".type", "tool type %q is not supported by the anthropic backend; only function", t.Type)
+			return nil, backends.BadRequest(p+".type", "tool type %q is not supported by the anthropic backend; only function", t.Type)
 		}
 		if t.Function.Name == "" {
-			return nil, badRequest(p+".function.name", "tool has no function name")
+			return nil, backends.BadRequest(p+".function.name", "tool has no function name")
 		}
 		b := []byte(`{"name":`)
 		b = appendString(b, names.Wire(t.Function.Name))
 		if d := bytes.TrimSpace(t.Function.Description); !isNull(d) {
 			if d[0] != '"' {
-				return nil, badRequest(p+".function.description", "description must be a string")
+				return nil, backends.BadRequest(p+".function.description", "description must be a string")
 			}
 			if string(d) != `""` {
 				b = append(b, `,"description":`...)
@@ -143,7 +144,7 @@ func convertTools(tools []inTool, send map[string]bool, names *toolname.Map) ([]
 		case isNull(s):
 			b = append(b, `{"type":"object","properties":{}}`...)
 		case s[0] != '{':
-			return nil, badRequest(p+".function.parameters", "parameters must be a JSON schema object")
+			return nil, backends.BadRequest(p+".function.parameters", "parameters must be a JSON schema object")
 		default:
 			b = append(b, s...)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -101,6 +100,4 @@ func parseStop(raw json.RawMessage) ([]string, error) {
 	return many, nil
 }
 
-func badRequest(param, msg string) *backends.Error {
-	return &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Message: msg}
-}
+func badRequest(param, msg string) *backends.Error { return backends.BadRequest(param, "%s", msg) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -54,20 +53,15 @@ type clientRequest struct {
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 }
 
-func badRequest(param, format string, args ...any) error {
-	return &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
-		Message: fmt.Sprintf(format, args...)}
-}
-
 // parseRequest reads the options of body. allowed is Request.Allowed: when non-nil the
 // only tools the model may call, else every tool in the request.
 func parseRequest(body []byte, allowed []string) (*params, error) {
 	var r clientRequest
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, badRequest("", "request body is not a chat completion request: %v", err)
+		return nil, backends.BadRequest("", "request body is not a chat completion request: %v", err)
 	}
 	if r.N != nil && *r.N != 1 {
-		return nil, badRequest("n", "llama-server backends generate one choice; leave n unset or 1")
+		return nil, backends.BadRequest("n", "llama-server backends generate one choice; leave n unset or 1")
 	}
 	p := &params{sampling: sampling{
 		NPredict:         r.MaxTokens,
@@ -104,7 +98,7 @@ func parseRequest(body []byte, allowed []string) (*params, error) {
 func (p *params) toolChoice(raw json.RawMessage, base []string) error {
 	mode, named, none, err := masking.ParseToolChoice(raw)
 	if err != nil {
-		return badRequest("tool_choice", "%v", err)
+		return backends.BadRequest("tool_choice", "%v", err)
 	}
 	if none {
 		p.calls, p.allowed = false, nil
@@ -113,7 +107,7 @@ func (p *params) toolChoice(raw json.RawMessage, base []string) error {
 	p.calls, p.allowed, p.required = true, masking.Narrow(base, named), mode != masking.ModeAuto
 	if named != nil && len(p.allowed) == 0 {
 		if p.allowed = []string{}; p.required {
-			return badRequest("tool_choice", "tool_choice names %v, none of which is a tool the model may call", named)
+			return backends.BadRequest("tool_choice", "tool_choice names %v, none of which is a tool the model may call", named)
 		}
 	}
 	return nil
@@ -130,7 +124,7 @@ func stopWords(raw json.RawMessage) ([]string, error) {
 	}
 	var many []string
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, badRequest("stop", "stop must be a string or an array of strings")
+		return nil, backends.BadRequest("stop", "stop must be a string or an array of strings")
 	}
 	return many, nil
 }
@@ -144,11 +138,11 @@ func stopWords(raw json.RawMessage) ([]string, error) {
 func templateBody(body []byte) ([]byte, error) {
 	o, err := oai.ParseObject(body)
 	if err != nil {
-		return nil, badRequest("", "request body is not a JSON object: %v", err)
+		return nil, backends.BadRequest("", "request body is not a JSON object: %v", err)
 	}
 	msgs, ok := o.Get("messages")
 	if !ok || string(msgs) == "null" {
-		return nil, badRequest("messages", "missing required parameter: 'messages'")
+		return nil, backends.BadRequest("messages", "missing required parameter: 'messages'")
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"messages":`)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -42,16 +41,16 @@ type translated struct {
 func translateRequest(body []byte, model string) (*translated, error) {
 	var r oai.ChatRequest
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, bodyError(err)
+		return nil, backends.BodyError(err)
 	}
 	if model == "" {
 		model = r.Model
 	}
 	if model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
+		return nil, backends.BadRequest("model", "you must provide a model parameter")
 	}
 	if r.N != nil && *r.N != 1 {
-		return nil, badRequest("n", "the ollama backend returns one choice; set n to 1 or leave it out")
+		return nil, backends.BadRequest("n", "the ollama backend returns one choice; set n to 1 or leave it out")
 	}
 	msgs, err := convertMessages(r.Messages)
 	if err != nil {
@@ -95,26 +94,12 @@ func translateRequest(body []byte, model string) (*translated, error) {
 	return t, nil
 }
 
-// badRequest is a 400 the client must fix, naming param when known.
-func badRequest(param, format string, args ...any) *backends.Error {
-	return &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
-		Message: fmt.Sprintf(format, args...)}
-}
-
-func bodyError(err error) *backends.Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return badRequest(te.Field, "invalid type for '%s': expected %s, got %s", te.Field, te.Type, te.Value)
-	}
-	return badRequest("", "request body is not a valid chat completion request: %v", err)
-}
-
 // convertMessages translates messages in order. A tool result gets the name of the call
 // it answers, found by id among the assistant's earlier calls, since Ollama's templates
 // render tool results by name.
 func convertMessages(in []oai.Message) ([]api.Message, error) {
 	if len(in) == 0 {
-		return nil, badRequest("messages", "'messages' must contain at least one message")
+		return nil, backends.BadRequest("messages", "'messages' must contain at least one message")
 	}
 	out := make([]api.Message, 0, len(in))
 	callNames := map[string]string{}
@@ -149,9 +134,9 @@ func convertMessages(in []oai.Message) ([]api.Message, error) {
 			}
 			out = append(out, api.Message{Role: "tool", Content: text, ToolName: name, ToolCallID: m.ToolCallID})
 		case "":
-			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "message %d has no role", i)
+			return nil, backends.BadRequest(fmt.Sprintf("messages[%d].role", i), "message %d has no role", i)
 		default:
-			return nil, badRequest(fmt.Sprintf("messages[%d].role", i),
+			return nil, backends.BadRequest(fmt.Sprintf("messages[%d].role", i),
 				"role %q is not supported; use system, developer, user, assistant or tool", m.Role)
 		}
 	}
@@ -170,20 +155,20 @@ func messageText(m *oai.Message, i int) (string, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(c, &parts); err != nil {
-			return "", badRequest(param, "content must be a string or an array of content parts: %v", err)
+			return "", backends.BadRequest(param, "content must be a string or an array of content parts: %v", err)
 		}
 		for j, p := range parts {
 			if p.Type != "text" {
-				return "", badRequest(fmt.Sprintf("%s[%d].type", param, j),
+				return "", backends.BadRequest(fmt.Sprintf("%s[%d].type", param, j),
 					"content part type %q is not supported by the ollama backend; send text parts only", p.Type)
 			}
 		}
 	default:
-		return "", badRequest(param, "content must be a string or an array of content parts")
+		return "", backends.BadRequest(param, "content must be a string or an array of content parts")
 	}
 	s, err := m.TextContent()
 	if err != nil {
-		return "", badRequest(param, "content must be a string or an array of text parts: %v", err)
+		return "", backends.BadRequest(param, "content must be a string or an array of text parts: %v", err)
 	}
 	return s, nil
 }
@@ -191,14 +176,14 @@ func messageText(m *oai.Message, i int) (string, error) {
 func convertToolCall(tc oai.ToolCall, i, j int) (api.ToolCall, error) {
 	param := fmt.Sprintf("messages[%d].tool_calls[%d]", i, j)
 	if tc.Type != "" && tc.Type != "function" {
-		return api.ToolCall{}, badRequest(param+".type", "tool call type %q is not supported; only function", tc.Type)
+		return api.ToolCall{}, backends.BadRequest(param+".type", "tool call type %q is not supported; only function", tc.Type)
 	}
 	if tc.Function.Name == "" {
-		return api.ToolCall{}, badRequest(param+".function.name", "tool call has no function name")
+		return api.ToolCall{}, backends.BadRequest(param+".function.name", "tool call has no function name")
 	}
 	args, err := parseArguments(tc.Function.Arguments)
 	if err != nil {
-		return api.ToolCall{}, badRequest(param+".function.arguments", "arguments must be a JSON object: %v", err)
+		return api.ToolCall{}, backends.BadRequest(param+".function.arguments", "arguments must be a JSON object: %v", err)
 	}
 	return api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: j, Name: tc.Function.Name, Arguments: args}}, nil
 }
@@ -227,15 +212,15 @@ func convertTools(tools []oai.Tool, send map[string]bool) (api.Tools, error) {
 			continue
 		}
 		if t.Type != "function" {
-			return nil, badRequest(fmt.Sprintf("tools[%d].type", i), "tool type %q is not supported by the ollama backend; only function", t.Type)
+			return nil, backends.BadRequest(fmt.Sprintf("tools[%d].type", i), "tool type %q is not supported by the ollama backend; only function", t.Type)
 		}
 		if t.Function.Name == "" {
-			return nil, badRequest(fmt.Sprintf("tools[%d].function.name", i), "tool has no function name")
+			return nil, backends.BadRequest(fmt.Sprintf("tools[%d].function.name", i), "tool has no function name")
 		}
 		var p api.ToolFunctionParameters
 		if raw := bytes.TrimSpace(t.Function.Parameters); len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &p); err != nil {
-				return nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i),
+				return nil, backends.BadRequest(fmt.Sprintf("tools[%d].function.parameters", i),
 					"parameters must be a JSON schema object Ollama can read: %v", err)
 			}
 		}
@@ -297,13 +282,13 @@ func stopList(raw json.RawMessage) ([]string, error) {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badRequest("stop", "stop must be a string or an array of strings")
+			return nil, backends.BadRequest("stop", "stop must be a string or an array of strings")
 		}
 		return []string{s}, nil
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, badRequest("stop", "stop must be a string or an array of strings")
+		return nil, backends.BadRequest("stop", "stop must be a string or an array of strings")
 	}
 	return list, nil
 }
@@ -321,7 +306,7 @@ func responseFormat(raw json.RawMessage) (json.RawMessage, error) {
 		} `json:"json_schema"`
 	}
 	if err := json.Unmarshal(raw, &rf); err != nil {
-		return nil, badRequest("response_format", "response_format must be an object with a type: %v", err)
+		return nil, backends.BadRequest("response_format", "response_format must be an object with a type: %v", err)
 	}
 	switch rf.Type {
 	case "text":
@@ -330,14 +315,14 @@ func responseFormat(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`"json"`), nil
 	case "json_schema":
 		if rf.JSONSchema == nil || len(bytes.TrimSpace(rf.JSONSchema.Schema)) == 0 {
-			return nil, badRequest("response_format.json_schema.schema", "json_schema needs a schema")
+			return nil, backends.BadRequest("response_format.json_schema.schema", "json_schema needs a schema")
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, rf.JSONSchema.Schema); err != nil || buf.Bytes()[0] != '{' {
-			return nil, badRequest("response_format.json_schema.schema", "schema must be a JSON object")
+			return nil, backends.BadRequest("response_format.json_schema.schema", "schema must be a JSON object")
 		}
 		return buf.Bytes(), nil
 	default:
-		return nil, badRequest("response_format.type", "response_format type %q is not supported; use text, json_object or json_schema", rf.Type)
+		return nil, backends.BadRequest("response_format.type", "response_format type %q is not supported; use text, json_object or json_schema", rf.Type)
 	}
 }

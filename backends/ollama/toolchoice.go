@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
 )
@@ -24,9 +25,9 @@ func parseToolChoice(raw json.RawMessage, tools []oai.Tool) (toolChoice, error) 
 	if err != nil {
 		var ce *masking.ToolChoiceError
 		if errors.As(err, &ce) {
-			return toolChoice{}, badRequest(ce.Param, "%s", ce.Message)
+			return toolChoice{}, backends.BadRequest(ce.Param, "%s", ce.Message)
 		}
-		return toolChoice{}, badRequest("tool_choice", "%v", err)
+		return toolChoice{}, backends.BadRequest("tool_choice", "%v", err)
 	}
 	has := len(tools) > 0
 	switch {
@@ -39,7 +40,7 @@ func parseToolChoice(raw json.RawMessage, tools []oai.Tool) (toolChoice, error) 
 		return toolChoice{mode: toolsOff}, nil
 	case c.Type == "": // "required"
 		if !has {
-			return toolChoice{}, badRequest("tool_choice", `tool_choice "required" needs tools`)
+			return toolChoice{}, backends.BadRequest("tool_choice", `tool_choice "required" needs tools`)
 		}
 		var names []string
 		seen := map[string]bool{}
@@ -57,7 +58,7 @@ func parseToolChoice(raw json.RawMessage, tools []oai.Tool) (toolChoice, error) 
 	}
 	if c.Type == "function" {
 		if !known[c.Names[0]] {
-			return toolChoice{}, badRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
+			return toolChoice{}, backends.BadRequest("tool_choice.function.name", "tool_choice names %q, which is not in tools", c.Names[0])
 		}
 		return toolChoice{mode: toolsRequired, names: c.Names}, nil
 	}
@@ -65,7 +66,7 @@ func parseToolChoice(raw json.RawMessage, tools []oai.Tool) (toolChoice, error) 
 	seen := map[string]bool{}
 	for i, name := range c.Names {
 		if !known[name] {
-			return toolChoice{}, badRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", name)
+			return toolChoice{}, backends.BadRequest(fmt.Sprintf("tool_choice.allowed_tools.tools[%d].function.name", i), "allowed tool %q is not in tools", name)
 		}
 		if !seen[name] {
 			seen[name] = true
@@ -94,7 +95,7 @@ func callFormat(names []string, tools []oai.Tool) (json.RawMessage, error) {
 			}
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, p); err != nil || buf.Bytes()[0] != '{' {
-				return nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "parameters must be a JSON schema object")
+				return nil, backends.BadRequest(fmt.Sprintf("tools[%d].function.parameters", i), "parameters must be a JSON schema object")
 			}
 			args = buf.Bytes()
 			break
