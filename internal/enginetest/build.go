@@ -11,19 +11,36 @@ import (
 )
 
 // OllamaBinary returns the path of an ollama binary built from the module
-// version go.mod requires, building it on first use. The build runs
-// scripts/build-ollama.sh, which caches the binary outside the repository and
-// serializes concurrent builds with a file lock, so parallel test packages
-// build once. A cold build takes 7-15 minutes on two cores, and its progress
-// is logged as it happens; a cached binary returns in well under a second.
+// version go.mod requires, building it on first use (scripts/build-ollama.sh).
+// A cold build takes 7-15 minutes on two cores; a cached binary returns in
+// well under a second.
 func OllamaBinary(t testing.TB) string {
 	t.Helper()
+	return engineBinary(t, "build-ollama.sh")
+}
+
+// LlamaServerBinary returns the path of a llama-server binary built from the
+// llama.cpp release the pinned node-llama-cpp package ships, building it on
+// first use (scripts/build-llama-server.sh). A cold build takes about 11
+// minutes on two cores; a cached binary returns in well under a second.
+func LlamaServerBinary(t testing.TB) string {
+	t.Helper()
+	return engineBinary(t, "build-llama-server.sh")
+}
+
+// engineBinary runs one of the scripts/ build recipes, the ones CI and
+// humans use too, and returns the binary path it prints last. The scripts
+// cache the binary outside the repository and serialize concurrent builds
+// with a file lock, so parallel test packages build once; progress is logged
+// as it happens.
+func engineBinary(t testing.TB, name string) string {
+	t.Helper()
 	root := moduleRoot(t)
-	script := filepath.Join(root, "scripts", "build-ollama.sh")
+	script := filepath.Join(root, "scripts", name)
 
 	cmd := exec.CommandContext(t.Context(), script)
 	cmd.Dir = root
-	// The script's go build and compilers must die with it: a build left
+	// The script's build and compilers must die with it: a build left
 	// running would hold the build lock for minutes.
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -3,16 +3,12 @@ package enginetest
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,11 +43,7 @@ type OllamaServer struct {
 	// Model is the name of the tiny model, created and ready to serve.
 	Model string
 
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{} // closed when the process has been reaped
-	waitErr error         // set before exited is closed
-	kill    sync.Once
+	*process
 }
 
 // Ollama starts an Ollama with the default tiny model; see StartOllama.
@@ -119,36 +111,13 @@ func startServe(t testing.TB, bin string, extraEnv []string) (*OllamaServer, err
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, "ollama.log")
-	logFile, err := os.Create(logPath)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := startProcess(t, "ollama", "http://"+addr, dir, bin, []string{"serve"}, serveEnv(os.Environ(), addr, home, models, extraEnv))
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the child holds its own descriptor
-
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = dir
-	cmd.Env = serveEnv(os.Environ(), addr, home, models, extraEnv)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s serve: %w", bin, err)
-	}
-
-	s := &OllamaServer{URL: "http://" + addr, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		s.stop()
-		if t.Failed() {
-			t.Logf("ollama log (%s) tail:\n%s", s.URL, s.LogTail())
-		}
-	})
-
-	if err := s.waitReady(t.Context(), time.Minute); err != nil {
+	s := &OllamaServer{URL: p.url, process: p}
+	if err := s.waitReady(t.Context(), "/api/version", time.Minute); err != nil {
 		s.Kill()
 		return s, err
 	}
@@ -177,42 +146,6 @@ func serveEnv(base []string, addr, home, models string, extra []string) []string
 	return append(env, extra...)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func (s *OllamaServer) waitReady(ctx context.Context, limit time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/version", nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("ollama serve exited before answering: %v", s.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("ollama serve did not answer GET %s/api/version within %s", s.URL, limit)
-		case <-tick.C:
-		}
-	}
-}
-
 // Client returns an Ollama API client for this server, with its own
 // http.Client and no timeout: generation streams can be long.
 func (s *OllamaServer) Client() *api.Client {
@@ -221,49 +154,4 @@ func (s *OllamaServer) Client() *api.Client {
 		panic(err) // URL is built by startServe
 	}
 	return api.NewClient(u, &http.Client{})
-}
-
-// Kill kills the server and its model runners at once (SIGKILL to the
-// process group), as a crash would, and waits until the server is gone. It
-// is safe to call more than once and from any goroutine.
-func (s *OllamaServer) Kill() {
-	s.kill.Do(func() {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	})
-	<-s.exited
-}
-
-// stop asks the server to shut down, then kills what is left. The group
-// signal also reaches runners, which outlive a killed server otherwise.
-func (s *OllamaServer) stop() {
-	select {
-	case <-s.exited:
-	default:
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	s.Kill()
-}
-
-// LogTail returns the end of the server's log (server and runner output).
-func (s *OllamaServer) LogTail() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", s.logPath, err)
-	}
-	return tail(b, 16384)
-}
-
-// Exited reports whether the server process has ended, for tests that kill
-// it or expect it to die.
-func (s *OllamaServer) Exited() bool {
-	select {
-	case <-s.exited:
-		return true
-	default:
-		return false
-	}
 }
