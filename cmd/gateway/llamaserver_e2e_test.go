@@ -1,0 +1,585 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/enginetest"
+)
+
+// These tests run the whole path a user runs: the official Go SDK → the gateway, started
+// by run() from a YAML config → a real llama-server (built from llama.cpp's source by
+// scripts/build-llama-server.sh) serving the tiny random-weight model with --jinja. A
+// recording proxy between gateway and engine keeps what crossed the wire, so the tests
+// can check the engine's own view (the rendered prompt, the grammar, cache_n) against
+// their own expectations.
+
+// e2eCatalog is a 24-tool catalog (managed: 20 or more) whose misc_tool_NN names share
+// long prefixes, with small schemas a grammar can hold a random model to.
+func e2eCatalog() []byte {
+	var tools []string
+	add := func(name, desc, params string) {
+		tools = append(tools, fmt.Sprintf(`{"type":"function","function":{"name":%q,"description":%q,"parameters":%s}}`, name, desc, params))
+	}
+	for i := range 20 {
+		add(fmt.Sprintf("misc_tool_%02d", i), fmt.Sprintf("Miscellaneous operation number %d.", i),
+			`{"type":"object","properties":{"level":{"type":"integer"},"mode":{"type":"string","enum":["fast","slow"]}},"required":["mode"]}`)
+	}
+	add("slack_send_message", "Send a message to a Slack channel.",
+		`{"type":"object","properties":{"channel":{"type":"string","maxLength":12},"urgent":{"type":"boolean"}},"required":["channel"]}`)
+	add("github_create_issue", "Open a new issue in a GitHub repository.",
+		`{"type":"object","properties":{"title":{"type":"string","maxLength":16}},"required":["title"]}`)
+	add("calendar_create_event", "Create a calendar event.",
+		`{"type":"object","properties":{"day":{"type":"integer"}},"required":["day"]}`)
+	add("get_weather", "Current weather for a city.",
+		`{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Oslo"]}},"required":["city"]}`)
+	return []byte("[" + strings.Join(tools, ",\n") + "]\n")
+}
+
+// wireCall is one request the gateway sent the engine, and the engine's answer.
+type wireCall struct {
+	method, path string
+	req, resp    []byte
+}
+
+// wireLog records what crosses a recordingProxy.
+type wireLog struct {
+	mu    sync.Mutex
+	calls []wireCall
+}
+
+func (l *wireLog) add(c wireCall) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, c)
+}
+
+// since returns the calls to path recorded from index from on.
+func (l *wireLog) since(from int, path string) []wireCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []wireCall
+	for _, c := range l.calls[from:] {
+		if c.path == path {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// await is since, waiting up to 10s for n calls: the proxy logs an exchange after its
+// last byte, which the gateway may have read and acted on already.
+func (l *wireLog) await(t *testing.T, from int, path string, n int) []wireCall {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := l.since(from, path)
+		if len(got) >= n || time.Now().After(deadline) {
+			if len(got) != n {
+				t.Fatalf("%d calls to %s recorded, want %d", len(got), path, n)
+			}
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (l *wireLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.calls)
+}
+
+// recordingProxy forwards to target byte for byte, flushing as it goes (streams stay
+// streams), and logs each exchange. An upstream that breaks mid-answer breaks the
+// proxy's answer too, rather than ending it cleanly.
+func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
+	log := &wireLog{}
+	client := &http.Client{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			panic(err)
+		}
+		req.Header = r.Header.Clone()
+		resp, err := client.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		var got bytes.Buffer
+		buf := make([]byte, 32<<10)
+		rc := http.NewResponseController(w)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				got.Write(buf[:n])
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					panic(http.ErrAbortHandler)
+				}
+				_ = rc.Flush()
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				panic(http.ErrAbortHandler)
+			}
+		}
+		log.add(wireCall{method: r.Method, path: r.URL.Path, req: body, resp: got.Bytes()})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, log
+}
+
+// startGateway runs the gateway with config yaml (where URL is replaced by the
+// engine's address) and returns its base URL and its log.
+func startGateway(t *testing.T, yaml string, files map[string][]byte) (string, *syncBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	logs := &syncBuffer{}
+	go func() {
+		done <- run(ctx, []string{"-config", cfg, "-listen", addr}, func(string) string { return "" }, logs)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("gateway exited %d\n%s", code, logs.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("gateway did not stop within 30s of its context's end")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not serve: %v\n%s", err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "http://" + addr, logs
+}
+
+func sdkClient(base string) openai.Client {
+	return openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+}
+
+// tokenize counts prompt's tokens with the engine itself, as the test's own measure.
+func tokenize(t *testing.T, ls *enginetest.LlamaServer, prompt string) []int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"content": prompt, "add_special": true})
+	resp, err := http.Post(ls.URL+"/tokenize", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Tokens []int `json:"tokens"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Tokens
+}
+
+func appliedPrompt(t *testing.T, c wireCall) string {
+	t.Helper()
+	var out struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := json.Unmarshal(c.resp, &out); err != nil {
+		t.Fatalf("/apply-template answer %.300s: %v", c.resp, err)
+	}
+	return out.Prompt
+}
+
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+const e2eConfig = `backends:
+  - name: llama
+    kind: llamacpp
+    url: URL
+    models: ["*"]
+    timeout: 2m
+tools:
+  files: ["catalog.json"]
+search:
+  mode: client
+  storage: context
+strategy: mask
+`
+
+func TestLlamaServerE2E(t *testing.T) {
+	ls := enginetest.Llama(t)
+	proxy, wire := recordingProxy(t, ls.URL)
+	base, logs := startGateway(t, strings.Replace(e2eConfig, "URL", proxy.URL, 1), map[string][]byte{"catalog.json": e2eCatalog()})
+	client := sdkClient(base)
+	ctx := t.Context()
+
+	t.Run("format_detected_from_props", func(t *testing.T) {
+		// No format: in the config, so the gateway read the chat template from /props at
+		// start; Hermes is one the grammar can express, so managed requests are masked.
+		if got := wire.since(0, "/props"); len(got) == 0 {
+			t.Fatalf("the gateway never asked GET /props; log:\n%s", logs.String())
+		}
+		var httpResp *http.Response
+		_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:     ls.Model,
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello")},
+			MaxTokens: openai.Int(2),
+		}, option.WithResponseInto(&httpResp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := httpResp.Header.Get(gateway.HeaderStrategy); got != gateway.StrategyMask {
+			t.Errorf("%s = %q, want mask (format detected as constrainable)", gateway.HeaderStrategy, got)
+		}
+	})
+
+	t.Run("whole_answer_usage_is_the_engines_cache", func(t *testing.T) {
+		system := openai.SystemMessage("You are a careful assistant. " + strings.Repeat("Answer briefly and to the point. ", 40))
+		var prompts [][]int
+		var usages []openai.CompletionUsage
+		for _, q := range []string{"What is two plus two?", "Name a colour."} {
+			from := wire.len()
+			resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+				Model:     ls.Model,
+				Messages:  []openai.ChatCompletionMessageParamUnion{system, openai.UserMessage(q)},
+				MaxTokens: openai.Int(4),
+				Seed:      openai.Int(1),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Choices) != 1 || (resp.Choices[0].FinishReason != "length" && resp.Choices[0].FinishReason != "stop") {
+				t.Fatalf("choices %+v, want one that stopped or ran out of tokens", resp.Choices)
+			}
+			applied := wire.await(t, from, "/apply-template", 1)
+			prompts = append(prompts, tokenize(t, ls, appliedPrompt(t, applied[0])))
+			usages = append(usages, resp.Usage)
+		}
+		for i, u := range usages {
+			if int(u.PromptTokens) != len(prompts[i]) {
+				t.Errorf("request %d: prompt_tokens %d, the engine tokenizes the prompt to %d", i, u.PromptTokens, len(prompts[i]))
+			}
+		}
+		shared := commonPrefix(prompts[0], prompts[1])
+		cached := int(usages[1].PromptTokensDetails.CachedTokens)
+		// llama-server reuses the common prefix and recomputes at least the last token.
+		if cached > shared || cached < shared-1 || shared < 1000 {
+			t.Errorf("second request: cached %d, the prompts share %d tokens (of %d); want all but at most one reused", cached, shared, len(prompts[1]))
+		}
+		t.Logf("two prompts of %d and %d tokens sharing %d; the second reported %d cached", len(prompts[0]), len(prompts[1]), shared, cached)
+	})
+
+	t.Run("stream_ends_with_usage", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:         ls.Model,
+			Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+			MaxTokens:     openai.Int(12),
+			Seed:          openai.Int(2),
+			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		})
+		var acc openai.ChatCompletionAccumulator
+		chunks, finishes := 0, 0
+		for stream.Next() {
+			c := stream.Current()
+			acc.AddChunk(c)
+			chunks++
+			for _, ch := range c.Choices {
+				if ch.FinishReason != "" {
+					finishes++
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		if finishes != 1 {
+			t.Errorf("%d chunks carried a finish_reason, want exactly 1", finishes)
+		}
+		if acc.Usage.CompletionTokens < 1 || acc.Usage.CompletionTokens > 12 || acc.Usage.PromptTokens < 1000 {
+			t.Errorf("usage %+v, want 1-12 completion tokens of a 1000+ token prompt (the catalog)", acc.Usage)
+		}
+		t.Logf("%d chunks, usage %d prompt / %d cached / %d completion", chunks, acc.Usage.PromptTokens, acc.Usage.PromptTokensDetails.CachedTokens, acc.Usage.CompletionTokens)
+	})
+
+	t.Run("mask_forced_calls_name_only_loaded_tools_on_one_prefix", func(t *testing.T) {
+		catalog := e2eCatalog()
+		var all []string
+		var parsed []struct {
+			Function struct{ Name string } `json:"function"`
+		}
+		if err := json.Unmarshal(catalog, &parsed); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parsed {
+			all = append(all, p.Function.Name)
+		}
+		sets := [][]string{
+			{"misc_tool_01"},
+			{"misc_tool_10", "misc_tool_11"},
+			{"slack_send_message", "misc_tool_12"},
+			{"get_weather", "calendar_create_event", "misc_tool_03"},
+		}
+		const perSet = 5
+		var (
+			counts          struct{ allowed, truncated, disabled, noCall int }
+			promptsByTokens [][]int
+			cachedAfter     []int
+		)
+		for i := range len(sets) * perSet {
+			loaded := sets[i/perSet]
+			from := wire.len()
+			body := forcedAmongLoaded(ls.Model, loaded, 64, i)
+			resp, raw := postJSON(t, base+"/v1/chat/completions", body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("seed %d: %d %s", i, resp.StatusCode, raw)
+			}
+			names, finish := answerCalls(t, raw)
+			switch {
+			case len(names) == 0:
+				counts.noCall++
+				t.Errorf("seed %d: a forced call came back as no call (finish %q): %.300s", i, finish, raw)
+			}
+			for _, n := range names {
+				switch {
+				case slices.Contains(loaded, n):
+					counts.allowed++
+				case finish == "length" && slices.ContainsFunc(loaded, func(a string) bool { return strings.HasPrefix(a, n) }):
+					counts.truncated++
+				default:
+					counts.disabled++
+					t.Errorf("seed %d: called %q, loaded %v", i, n, loaded)
+				}
+			}
+			// The grammar that reached the engine names exactly the loaded tools.
+			comps := wire.await(t, from, "/completion", 1)
+			var sent struct {
+				Grammar     string `json:"grammar"`
+				GrammarLazy bool   `json:"grammar_lazy"`
+			}
+			if err := json.Unmarshal(comps[0].req, &sent); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range all {
+				if has := strings.Contains(sent.Grammar, `"`+n+`"`); has != slices.Contains(loaded, n) {
+					t.Errorf("seed %d: grammar names %q: %v; loaded %v", i, n, has, loaded)
+				}
+			}
+			if sent.GrammarLazy {
+				t.Errorf("seed %d: a required call's grammar is lazy", i)
+			}
+			applied := wire.await(t, from, "/apply-template", 1)
+			promptsByTokens = append(promptsByTokens, tokenize(t, ls, appliedPrompt(t, applied[0])))
+			var u struct {
+				Usage struct {
+					PromptTokensDetails struct {
+						CachedTokens int `json:"cached_tokens"`
+					} `json:"prompt_tokens_details"`
+				} `json:"usage"`
+			}
+			_ = json.Unmarshal(raw, &u)
+			cachedAfter = append(cachedAfter, u.Usage.PromptTokensDetails.CachedTokens)
+		}
+		// Every prompt starts with the same catalog tokens, whatever is loaded.
+		shared := promptsByTokens[0]
+		for _, p := range promptsByTokens[1:] {
+			shared = shared[:commonPrefix(shared, p)]
+		}
+		catalogTokens := len(tokenize(t, ls, string(catalogRender(t, wire))))
+		if len(shared) < catalogTokens {
+			t.Errorf("the prompts share %d tokens, fewer than the catalog's %d: the loaded set moved the prefix", len(shared), catalogTokens)
+		}
+		var cached, total int
+		for i := 1; i < len(promptsByTokens); i++ {
+			cached += cachedAfter[i]
+			total += len(promptsByTokens[i])
+			if cachedAfter[i] < len(shared)-1 {
+				t.Errorf("seed %d: cached %d, the shared prefix is %d tokens", i, cachedAfter[i], len(shared))
+			}
+		}
+		rate := float64(cached) / float64(total)
+		if rate < 0.95 {
+			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", cached, total, rate)
+		}
+		t.Logf("%d forced calls over %d loaded sets: %d named a loaded tool, %d cut off inside a loaded name, %d disabled, %d no call; every prompt shares %d tokens (catalog %d); %.1f%% of prompt tokens cached after the first",
+			len(sets)*perSet, len(sets), counts.allowed, counts.truncated, counts.disabled, counts.noCall, len(shared), catalogTokens, 100*rate)
+	})
+}
+
+// catalogRender is the catalog part of the first recorded prompt: from its start to the
+// end of the tools block, which every managed request renders the same.
+func catalogRender(t *testing.T, wire *wireLog) []byte {
+	t.Helper()
+	applied := wire.since(0, "/apply-template")
+	for _, c := range applied {
+		p := appliedPrompt(t, c)
+		if i := strings.Index(p, "</tools>"); i >= 0 {
+			return []byte(p[:i+len("</tools>")])
+		}
+	}
+	t.Fatal("no recorded prompt holds a tools block")
+	return nil
+}
+
+// forcedAmongLoaded is a client-mode request whose history loaded names (a load_tool call
+// and its result, from which storage: context derives the loaded set), forcing a call
+// among them with allowed_tools.
+func forcedAmongLoaded(model string, names []string, maxTokens, seed int) string {
+	choice := make([]string, len(names))
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		choice[i] = fmt.Sprintf(`{"type":"function","function":{"name":%q}}`, n)
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
+	args, _ := json.Marshal(fmt.Sprintf(`{"toolNames":[%s]}`, strings.Join(quoted, ",")))
+	return fmt.Sprintf(`{"model":%q,"messages":[`+
+		`{"role":"system","content":"You are an agent with tools."},`+
+		`{"role":"user","content":"Load what you need."},`+
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_load","type":"function","function":{"name":"load_tool","arguments":%s}}]},`+
+		`{"role":"tool","tool_call_id":"call_load","content":"{\"loaded\":[%s]}"},`+
+		`{"role":"user","content":"Now do it."}],`+
+		`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":%d,"seed":%d,"temperature":1.0}`,
+		model, args, strings.ReplaceAll(strings.Join(quoted, ","), `"`, `\"`), strings.Join(choice, ","), maxTokens, seed)
+}
+
+func postJSON(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, raw
+}
+
+// answerCalls reads the called names and the finish reason of a whole answer.
+func answerCalls(t *testing.T, raw []byte) ([]string, string) {
+	t.Helper()
+	var c struct {
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				ToolCalls []struct {
+					Function struct{ Name string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil || len(c.Choices) != 1 {
+		t.Fatalf("answer %.300s: %v", raw, err)
+	}
+	var names []string
+	for _, tc := range c.Choices[0].Message.ToolCalls {
+		names = append(names, tc.Function.Name)
+	}
+	return names, c.Choices[0].FinishReason
+}
+
+// A llama-server that dies mid-stream ends the client's stream with an error, soon, and
+// the gateway goes on serving: no hang, no clean-looking end of a cut answer.
+func TestLlamaServerE2E_KilledMidStream(t *testing.T) {
+	ls := enginetest.Llama(t)
+	base, logs := startGateway(t, strings.Replace(`backends:
+  - name: llama
+    kind: llamacpp
+    url: URL
+    models: ["*"]
+`, "URL", ls.URL, 1), nil)
+	client := sdkClient(base)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+		Model:     ls.Model,
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Write a very long story.")},
+		MaxTokens: openai.Int(100000),
+		Seed:      openai.Int(3),
+	})
+	chunks := 0
+	killedAt := time.Time{}
+	for stream.Next() {
+		chunks++
+		if chunks == 5 {
+			ls.Kill()
+			killedAt = time.Now()
+		}
+	}
+	if killedAt.IsZero() {
+		t.Fatalf("the stream ended after %d chunks, before the kill (err %v); the test needs a longer answer", chunks, stream.Err())
+	}
+	err := stream.Err()
+	if err == nil {
+		t.Fatalf("the stream ended cleanly after the engine was killed (%d chunks)", chunks)
+	}
+	if d := time.Since(killedAt); d > 30*time.Second {
+		t.Errorf("the client learned of the kill after %v", d)
+	}
+	t.Logf("after %d chunks the kill reached the client in %v as: %v", chunks, time.Since(killedAt).Round(time.Millisecond), err)
+
+	// The gateway still answers, and says the engine is gone.
+	resp, raw := postJSON(t, base+"/v1/chat/completions", fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"}],"max_tokens":2}`, ls.Model))
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(raw), "upstream") {
+		t.Errorf("after the kill: %d %s, want a 502 naming the upstream\n%s", resp.StatusCode, raw, logs.String())
+	}
+}
