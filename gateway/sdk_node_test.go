@@ -5,100 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/maskgate/maskgate/internal/nodetest"
 )
 
 // These tests run the official openai Node package (pinned in testdata/node) against the
 // gateway through testdata/node/client.mjs. Node is a requirement of the test suite, as
-// the README says: without it they fail with the command that fixes it.
+// the README says: without it they fail with the command that fixes it (nodetest.Node).
 
 const nodeDir = "testdata/node"
-
-// npmCI is what installs the pinned SDK; failures tell the user to run it.
-const npmCI = "npm ci --no-audit --no-fund"
-
-var (
-	nodeOnce sync.Once
-	nodePath string
-	nodeErr  error
-)
-
-// nodeSDK returns the node binary once the SDK's packages are installed, installing
-// them if node_modules is missing or older than package-lock.json.
-func nodeSDK(t *testing.T) string {
-	t.Helper()
-	nodeOnce.Do(func() { nodePath, nodeErr = installNodeSDK() })
-	if nodeErr != nil {
-		t.Fatalf("%v\n\nThe SDK tests need Node.js 20+ and npm. Install them, then run:\n\tcd gateway/%s && %s", nodeErr, nodeDir, npmCI)
-	}
-	return nodePath
-}
-
-func installNodeSDK() (string, error) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return "", fmt.Errorf("node is not on PATH: %w", err)
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("npm is not on PATH: %w", err)
-	}
-
-	// `go test ./...` runs packages in parallel processes; the lock keeps two of them
-	// from running npm ci into the same node_modules at once.
-	lockPath := filepath.Join(nodeDir, "package-lock.json")
-	lock, err := os.Open(lockPath)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("lock %s: %w", lockPath, err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-
-	fresh, err := nodeModulesFresh(lock)
-	if err != nil || fresh {
-		return node, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, strings.Fields(npmCI)[1:]...)
-	cmd.Dir = nodeDir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s in gateway/%s failed: %w\n%s", npmCI, nodeDir, err, out)
-	}
-	return node, nil
-}
-
-// nodeModulesFresh reports whether npm's record of the installed tree,
-// node_modules/.package-lock.json (written last by an install), is newer than the lock.
-func nodeModulesFresh(lock *os.File) (bool, error) {
-	want, err := lock.Stat()
-	if err != nil {
-		return false, err
-	}
-	have, err := os.Stat(filepath.Join(nodeDir, "node_modules", ".package-lock.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !have.ModTime().Before(want.ModTime()), nil
-}
 
 // runNode runs client.mjs for scenario against gw and returns its exit code and the JSON
 // it printed, decoded.
@@ -138,7 +61,7 @@ func decodeJSON(t *testing.T, s string) any {
 }
 
 func TestSDK_Node_Scenarios(t *testing.T) {
-	node := nodeSDK(t)
+	node := nodetest.Node(t, nodeDir)
 	const ctxErr = `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
 	for _, tt := range []struct {
 		name     string

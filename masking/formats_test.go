@@ -40,15 +40,27 @@ var fmtCases = []fmtCase{
 // output is what a grammar of spec must accept for calls to names: lead
 // (unless lazy), the calls, the tail.
 func (c fmtCase) output(mode Mode, args string, names ...string) string {
+	calls := make([]fmtCall, len(names))
+	for i, n := range names {
+		calls[i] = fmtCall{n, args}
+	}
+	return c.outputCalls(mode, calls...)
+}
+
+// fmtCall is one call's name and arguments.
+type fmtCall struct{ name, args string }
+
+// outputCalls is output with each call's own arguments.
+func (c fmtCase) outputCalls(mode Mode, calls ...fmtCall) string {
 	var b strings.Builder
 	if mode != ModeAuto {
 		b.WriteString(c.lead)
 	}
-	for i, n := range names {
+	for i, k := range calls {
 		if i > 0 && c.f == Hermes() {
 			b.WriteString("\n")
 		}
-		b.WriteString(c.call(n, args))
+		b.WriteString(c.call(k.name, k.args))
 	}
 	b.WriteString(c.tail)
 	return b.String()
@@ -127,13 +139,23 @@ func TestFormats_RenderingsSpellTheCall(t *testing.T) {
 				if err := json.Unmarshal(raw, &st); err != nil {
 					t.Fatalf("%v\n%s", err, raw)
 				}
-				if !cmp.Equal(st.Format.Triggers, []string{c.f.Trigger}) {
-					t.Errorf("triggers %q", st.Format.Triggers)
+				lead, tt := st.calls(t)
+				if want := c.lead; spec.Mode == ModeAuto && lead != "" || spec.Mode != ModeAuto && lead != want {
+					t.Errorf("mode %s: lead %q, want %q", spec.Mode, lead, want)
 				}
-				if len(st.Format.Tags) != len(allowed) {
-					t.Fatalf("%d tags for %d names", len(st.Format.Tags), len(allowed))
+				if !cmp.Equal(tt.Triggers, []string{c.f.Trigger}) {
+					t.Errorf("triggers %q", tt.Triggers)
 				}
-				for i, tag := range st.Format.Tags {
+				if tt.AtLeastOne == nil || *tt.AtLeastOne != (spec.Mode != ModeAuto) {
+					t.Errorf("mode %s: at_least_one %v", spec.Mode, tt.AtLeastOne)
+				}
+				if stop := tt.StopAfterFirst != nil && *tt.StopAfterFirst; stop == c.multi {
+					t.Errorf("stop_after_first %v with parallel calls %v", stop, c.multi)
+				}
+				if len(tt.Tags) != len(allowed) {
+					t.Fatalf("%d tags for %d names", len(tt.Tags), len(allowed))
+				}
+				for i, tag := range tt.Tags {
 					if got, want := tag.Begin+"{}"+tag.End, c.call(allowed[i], "{}"); got != want {
 						t.Errorf("tag spells %q, want %q", got, want)
 					}

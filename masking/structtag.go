@@ -26,14 +26,32 @@ const anyObject = `{"type":"object"}`
 //	 "at_least_one":false}}
 //
 // One tag per allowed name, in the spec's order after deduplication;
-// at_least_one is true in ModeRequired and ModeSpecified. The trigger is the
-// format's Trigger in every mode, since every call (not only the first)
-// starts with it; the Lead is not written. Each begin is the call's fixed
-// text up to the arguments and each end what follows them (empty for
-// Mistral, whose calls have no end marker). Each schema is params[name]
-// compacted (key order kept, so the bytes follow the input bytes), or
-// {"type":"object"} when absent or null. An invalid schema is an error
-// naming the tool. ModeAuto with no name gives ErrNoCallAllowed.
+// at_least_one is true in ModeRequired and ModeSpecified, where xgrammar
+// then starts the output with a call. The trigger is the format's Trigger in
+// every mode, since every call (not only the first) starts with it. Each
+// begin is the call's fixed text up to the arguments and each end what
+// follows them (empty for Mistral, whose calls have no end marker). Each
+// schema is params[name] compacted (key order kept, so the bytes follow the
+// input bytes), or {"type":"object"} when absent or null. An invalid schema
+// is an error naming the tool. ModeAuto with no name gives ErrNoCallAllowed.
+//
+// A format whose output holds one call (Llama 3, harmony) has
+// "stop_after_first":true: the output ends with that call, as the grammar's
+// does. A required call in a format with a Lead (harmony's
+// `<|channel|>commentary `, DeepSeek's `<｜tool▁calls▁begin｜>`) is a
+// sequence: the Lead as a const_string, then the triggered tags, since
+// at_least_one alone would make the model skip the Lead and emit a call
+// its engine's parser does not read (vLLM's DeepSeek V3.1 parser looks for
+// `<｜tool▁calls▁begin｜>`):
+//
+//	{"type":"structural_tag","format":{"type":"sequence","elements":[
+//	 {"type":"const_string","value":"<｜tool▁calls▁begin｜>"},
+//	 {"type":"triggered_tags",...,"at_least_one":true}]}}
+//
+// Every field used is in xgrammar 0.1.27 and 0.1.29 (the version vLLM pins)
+// alike: structural_tag, sequence, const_string, triggered_tags (triggers,
+// tags, at_least_one, stop_after_first), tag (begin, content, end) and
+// json_schema.
 //
 // It compacts the allowed tools' schemas on every call; a caller that
 // renders many subsets of one catalog builds a [Catalog] once instead.
@@ -78,8 +96,18 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 		}
 		size += per + len(c.jname[id]) + len(c.schema[id])
 	}
+	lead := spec.Mode != ModeAuto && parts.lead != ""
+	if lead {
+		size += len(parts.lead) + 80
+	}
 	out := slices.Grow(dst, size)
-	out = append(out, `{"type":"structural_tag","format":{"type":"triggered_tags","triggers":[`...)
+	out = append(out, `{"type":"structural_tag","format":`...)
+	if lead {
+		out = append(out, `{"type":"sequence","elements":[{"type":"const_string","value":`...)
+		out = appendJSONString(out, parts.lead)
+		out = append(out, `},`...)
+	}
+	out = append(out, `{"type":"triggered_tags","triggers":[`...)
 	out = appendJSONString(out, spec.Format.Trigger)
 	out = append(out, `],"tags":[`...)
 	tag := func(jname []byte, schema string) {
@@ -108,6 +136,12 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 		out = append(out, "false"...)
 	} else {
 		out = append(out, "true"...)
+	}
+	if !parts.multi {
+		out = append(out, `,"stop_after_first":true`...)
+	}
+	if lead {
+		out = append(out, "}]"...)
 	}
 	return append(out, "}}"...), nil
 }

@@ -34,21 +34,41 @@ func TestStructuralTag_Golden(t *testing.T) {
 
 // structTag is the decoded shape, to check meaning apart from bytes.
 type structTag struct {
-	Type   string `json:"type"`
-	Format struct {
-		Type       string   `json:"type"`
-		Triggers   []string `json:"triggers"`
-		AtLeastOne *bool    `json:"at_least_one"`
-		Tags       []struct {
-			Type    string `json:"type"`
-			Begin   string `json:"begin"`
-			End     string `json:"end"`
-			Content struct {
-				Type       string          `json:"type"`
-				JSONSchema json.RawMessage `json:"json_schema"`
-			} `json:"content"`
-		} `json:"tags"`
-	} `json:"format"`
+	Type   string    `json:"type"`
+	Format tagFormat `json:"format"`
+}
+
+// tagFormat is a decoded format: triggered_tags, or a sequence of a
+// const_string (a required call's lead) and triggered_tags.
+type tagFormat struct {
+	Type           string   `json:"type"`
+	Triggers       []string `json:"triggers"`
+	AtLeastOne     *bool    `json:"at_least_one"`
+	StopAfterFirst *bool    `json:"stop_after_first"`
+	Tags           []struct {
+		Type    string `json:"type"`
+		Begin   string `json:"begin"`
+		End     string `json:"end"`
+		Content struct {
+			Type       string          `json:"type"`
+			JSONSchema json.RawMessage `json:"json_schema"`
+		} `json:"content"`
+	} `json:"tags"`
+	Value    string      `json:"value"`
+	Elements []tagFormat `json:"elements"`
+}
+
+// calls is the tag's lead ("" without one) and its triggered tags.
+func (st structTag) calls(t testing.TB) (string, tagFormat) {
+	t.Helper()
+	f := st.Format
+	if f.Type != "sequence" {
+		return "", f
+	}
+	if len(f.Elements) != 2 || f.Elements[0].Type != "const_string" || f.Elements[1].Type != "triggered_tags" {
+		t.Fatalf("sequence is not a const_string and triggered_tags: %+v", f)
+	}
+	return f.Elements[0].Value, f.Elements[1]
 }
 
 func TestStructuralTag_OneTagPerAllowedName(t *testing.T) {
