@@ -49,24 +49,36 @@ type PrefillSample struct {
 	Seconds          float64
 }
 
-// H200Llama8BSamples are the published figures for one H200 serving an 8B model (Llama
-// 3 shape) that DESIGN.md cites: a 17k-token prompt prefilled from scratch in 617 ms; the
-// same prompt cached plus 120 new tokens in 46 ms; a 2.9k-token prompt from scratch in
-// 87 ms. The slice is the caller's.
+// H200Llama8BSamples are three prefill timings measured on one NVIDIA H200 with a
+// random-weight Llama-architecture model in Llama-3.1-8B shape, Hugging Face transformers
+// with SDPA attention, bf16, a prompt of a 2k-token conversation plus the tool catalog and
+// 120 new tokens: with 100 tools (17,120 prompt tokens) 617 ms on a cache miss and 46 ms on
+// a hit of all but the 120 new tokens; with 5 tools (2,870 tokens) 87 ms on a miss. The
+// slice is the caller's.
+//
+// The same measurement gave figures the samples leave out, which the model does not
+// reproduce (TestDefaultPrefill_HeldOutH200Figures holds these numbers): 5 tools on a hit,
+// 49 ms (DefaultPrefill: 42 ms); 500 tools (77,120 tokens), 4,798 ms on a miss and 146 ms
+// on a hit (DefaultPrefill: 8.22 s and 63 ms). Its quadratic term overstates a long
+// prompt prefilled from scratch, and a hit's cost grows with the cached length faster
+// than it says. A Qwen2.5-32B-shaped model took 2,252 ms on a miss and 94 ms on a hit at
+// 100 tools.
 func H200Llama8BSamples() []PrefillSample {
 	return []PrefillSample{
-		{Cached: 0, Computed: 17000, Seconds: 0.617},
+		{Cached: 0, Computed: 17120, Seconds: 0.617},
 		{Cached: 17000, Computed: 120, Seconds: 0.046},
-		{Cached: 0, Computed: 2900, Seconds: 0.087},
+		{Cached: 0, Computed: 2870, Seconds: 0.087},
 	}
 }
 
 // DefaultPrefill is FitPrefill of H200Llama8BSamples, to four significant figures: the
-// three figures fit exactly, with 39.4 ms per call, 12.8 µs per token and 2.49 ns per
-// token per token of context (42 µs a token at 17k of context). Time figures from a
-// tiny test model must not replace it (see DESIGN.md, "What to measure").
+// three figures fit exactly, with 39.5 ms per call, 13.1 µs per token and 2.41 ns per
+// token per token of context (41 µs a token at 17k of context). Time figures from a tiny
+// test model must not replace it: on a tiny random-weight model attention dominates, so a
+// long cached prompt can look slower than a short recomputed one, which is false for a
+// real-size model.
 func DefaultPrefill() PrefillCost {
-	return PrefillCost{Fixed: 0.03937, PerToken: 1.282e-5, PerTokenContext: 2.490e-9}
+	return PrefillCost{Fixed: 0.03949, PerToken: 1.309e-5, PerTokenContext: 2.411e-9}
 }
 
 // DecodeCost models the time to generate output tokens: a cost per token and a cost

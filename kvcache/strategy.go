@@ -2,8 +2,9 @@ package kvcache
 
 import "math"
 
-// Strategy is how the gateway presents a catalog to an engine; see DESIGN.md, "One
-// request". The values are those of the X-Maskgate-Strategy header.
+// Strategy is how the gateway presents a catalog to an engine; see the README,
+// "Strategies", and ARCHITECTURE.md, "One request". The values are those of the
+// X-Maskgate-Strategy header.
 type Strategy string
 
 // The strategies the auto strategy chooses among.

@@ -1,15 +1,17 @@
 package masking
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/maskgate/maskgate/bench/tinymodel"
 )
 
 // Special tokens appended to the Llama 3.2 vocabulary, as a Hermes-format
@@ -51,16 +53,18 @@ func gpt2Bytes() map[rune]byte {
 	return m
 }
 
+// loadLlama reads the Llama 3.2 vocabulary from the Ollama module go.mod requires,
+// downloading the module when the cache lacks it, and fails the test when it cannot:
+// these tests are part of the suite, never skipped.
 func loadLlama(t testing.TB) *llama {
 	t.Helper()
 	llamaOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		dir, err := tinymodel.OllamaTokenizerDir(context.Background())
 		if err != nil {
 			llamaV.loadErr = err
 			return
 		}
-		path := filepath.Join(strings.TrimSpace(string(out)), "github.com/ollama/ollama@v0.17.4/tokenizer/testdata/llama3.2/encoder.json")
-		raw, err := os.ReadFile(path)
+		raw, err := os.ReadFile(filepath.Join(dir, "encoder.json"))
 		if err != nil {
 			llamaV.loadErr = err
 			return
@@ -97,7 +101,7 @@ func loadLlama(t testing.TB) *llama {
 		llamaV = llama{ix: ix, vocab: v, base: base, toolCall: base + tokToolCall, endCall: base + tokToolCallEnd}
 	})
 	if llamaV.loadErr != nil {
-		t.Skipf("Llama 3.2 vocabulary not available: %v", llamaV.loadErr)
+		t.Fatalf("Llama 3.2 vocabulary: %v", llamaV.loadErr)
 	}
 	return &llamaV
 }

@@ -5,7 +5,9 @@
 //
 // Everything but this file and options.go is behind the build tag llamacpp, so the
 // default build stays pure Go. Building with the tag needs a C/C++ toolchain, Debian's
-// nlohmann-json3-dev and libstb-dev, and the project's miniaudio stand-in header:
+// nlohmann-json3-dev and libstb-dev, and the project's miniaudio stand-in header
+// (scripts/run-embedded and scripts/test provision them; internal/llamaheaders fails a
+// build that lacks one and names the package to install within seconds of its start):
 //
 //	CGO_CPPFLAGS="-I$PWD/internal/enginetest/cinclude" go test -tags llamacpp ./backends/embedded
 //

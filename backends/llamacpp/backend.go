@@ -16,7 +16,7 @@ import (
 
 // GrammarFunc builds the grammar members of a /completion body for one request: a JSON
 // object whose members (grammar, grammar_lazy, grammar_triggers, preserved_tokens; see
-// tools/server/README.md, "POST /completion", and DESIGN.md "Engines") are merged into the
+// llama.cpp's tools/server/README.md, "POST /completion") are merged into the
 // body after the ones this package writes. allowed are the tools the model may call;
 // required says the model must call one of them. The grammar must be for the wire format
 // of Options.Format (the function is configured with the backend, so it knows it). The

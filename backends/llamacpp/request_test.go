@@ -17,8 +17,8 @@ import (
 // (ggml-org/llama.cpp, tools/server/README.md): "POST /apply-template" (messages in the
 // /v1/chat/completions format → {"prompt"}) and "POST /completion" (prompt, cache_prompt,
 // n_predict, temperature, top_k, top_p, seed, stop as an array of strings, stream,
-// grammar), with the lazy-grammar members of DESIGN.md "Engines" (grammar_lazy,
-// grammar_triggers with type 1 = WORD, preserved_tokens).
+// grammar), with the lazy-grammar members the same README documents for /completion
+// (grammar_lazy, grammar_triggers with type 1 = WORD, preserved_tokens).
 
 // Note the client's spacing inside messages and tools: it must reach /apply-template as is.
 const twoTools = `[ {"type":"function","function":{"name":"get_weather","description":"Weather now.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},

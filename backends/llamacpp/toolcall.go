@@ -24,8 +24,8 @@ func newParser(m meta) *toolcall.Parser {
 
 // withPreservedTokens adds the format's markers to the body's preserved_tokens, keeping
 // those the grammar members already listed and their order. llama-server leaves special
-// tokens out of the text it returns unless a request preserves them (tools/server/
-// README.md, "POST /completion"; DESIGN.md "Engines"), and a marker that is not a single
+// tokens out of the text it returns unless a request preserves them (llama.cpp's
+// tools/server/README.md, "POST /completion"), and a marker that is not a single
 // token in the loaded model is ignored there. The body is unchanged when the grammar
 // already preserves every marker.
 func withPreservedTokens(body []byte, markers []string) ([]byte, error) {

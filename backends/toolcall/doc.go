@@ -1,8 +1,10 @@
 // Package toolcall reads tool calls out of the text a model generated, for the wire
 // formats of the chat templates the gateway serves: "hermes" (Qwen 2.5–3, Hermes),
 // "llama3" (Llama 3.1–3.3), "mistral" (v11+ and the older JSON-array form), "harmony"
-// (gpt-oss) and "deepseek" (DeepSeek V3 and V3.1). DESIGN.md "Tool-call wire formats"
-// lists what each model emits.
+// (gpt-oss) and "deepseek" (DeepSeek V3 and V3.1). What each model emits is what its
+// chat template renders for an assistant tool call (the chat_template in the model's
+// tokenizer_config.json or GGUF, and OpenAI's harmony format for gpt-oss); each format's
+// file shows the shape it reads.
 //
 // Parse reads a whole completion; a Parser reads one as it streams: Feed takes text
 // deltas and returns content at once, except the bytes that may begin a call marker (and

@@ -24,7 +24,7 @@ const request = `{"model":"qwen","messages":[{"role":"user","content":"hi"}],"to
 // TestConstrain_GoldenBody: the request vLLM receives, reviewed against vLLM's
 // "Structured Outputs" documentation (structured_outputs.structural_tag holds the tag as
 // a JSON string; triggered_tags with one tag per allowed tool; at_least_one for a
-// required call) and DESIGN.md's engine notes.
+// required call).
 func TestConstrain_GoldenBody(t *testing.T) {
 	got, ok, err := Constrain([]byte(request), []string{"get_weather"})
 	if err != nil || !ok {

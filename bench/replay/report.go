@@ -197,7 +197,8 @@ type Check struct {
 	Detail   string  `json:"detail"`
 }
 
-// checks evaluates the targets of DESIGN.md's benchmark against the runs.
+// checks evaluates the benchmark's targets (the README's "Against the targets") against
+// the runs.
 func checks(rep *Report) []Check {
 	var out []Check
 	for _, n := range rep.Settings.Catalogs {

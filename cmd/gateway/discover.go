@@ -47,10 +47,25 @@ func discover(ctx context.Context, engines []engineAddr, transport http.RoundTri
 			Timeout: config.Duration(config.DefaultTimeout)})
 	}
 	if len(found) == 0 {
-		log.Warn("no engine found on the default ports (llama-server 8080, vLLM 8000, SGLang 30000, Ollama 11434); " +
-			"start one, or write a config file listing your backends and run: gateway -config FILE (see examples/gateway.yaml)")
+		log.Info("no engine found on the default ports (llama-server 8080, vLLM 8000, SGLang 30000, Ollama 11434)")
 	} else {
 		log.Info("routing discovered engines; write a config file to name more backends (see examples/gateway.yaml)")
+	}
+	return found
+}
+
+// findBackends is where the backends come from when the configuration names none: the
+// engines on their default ports, else, without a config file, the embedded engine's
+// demo model. When there is still nothing to route to it says what would give the
+// gateway an engine, including what this build cannot do itself.
+func findBackends(ctx context.Context, engines []engineAddr, haveConfig bool, transport http.RoundTripper, log *slog.Logger) []config.Backend {
+	found := discover(ctx, engines, transport, log)
+	if len(found) == 0 && !haveConfig {
+		found = demoBackends(ctx, log)
+	}
+	if len(found) == 0 {
+		log.Warn("no backend: every model request gets a 404 (model_not_found). Start llama-server, vLLM, SGLang or Ollama on its default port, " +
+			"or write a config file listing your backends and run: gateway -config FILE (see examples/gateway.yaml)" + noEngineHint)
 	}
 	return found
 }

@@ -4,27 +4,31 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/config"
 )
 
-var errNoEmbedded = errors.New("this gateway was built without the embedded engine; " +
-	"build it with: go build -tags llamacpp ./cmd/gateway (needs cgo; see the README), " +
-	"or serve the model with llama-server and point the gateway at it")
+// noEngineHint ends the warning that the gateway has nothing to route to: this build
+// cannot serve the demo model, a llamacpp build can.
+const noEngineHint = "; or, from a source checkout, run " + runEmbedded + ": the gateway with the embedded " +
+	"llama.cpp engine, which serves a random-weight demo model (" + demoModelName + ") when it finds no engine, " +
+	"and a real one with " + runEmbedded + " -model FILE.gguf"
 
-// addEmbeddedModel routes every model name to an embedded engine serving file.
+// addEmbeddedModel fails: this build has no embedded engine. The error is the command
+// that serves file with one.
 func addEmbeddedModel(cfg *config.Config, file string) error {
-	if _, err := newEmbedded(config.Backend{Kind: "embedded", Model: file}); err != nil {
-		return err
-	}
-	cfg.Backends = append(cfg.Backends, config.Backend{Name: "embedded", Kind: "embedded", Model: file, Models: []string{"*"}})
-	return nil
+	return fmt.Errorf("this gateway was built without the embedded engine (build tag llamacpp); "+
+		"from a source checkout run: %s -model %s (it builds that engine, installing or naming the C headers it needs), "+
+		"or serve the file with llama-server --jinja and run the gateway without -model", runEmbedded, shellWord(file))
 }
 
-func newEmbedded(config.Backend) (backends.Backend, error) { return nil, errNoEmbedded }
+func newEmbedded(config.Backend) (backends.Backend, error) {
+	return nil, fmt.Errorf("kind embedded: this gateway was built without the embedded engine (build tag llamacpp); "+
+		"from a source checkout, %s runs one that has it, with the same flags", runEmbedded)
+}
 
 // demoBackends has no demo to offer without the embedded engine.
 func demoBackends(context.Context, *slog.Logger) []config.Backend { return nil }

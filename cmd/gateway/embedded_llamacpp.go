@@ -15,12 +15,15 @@ import (
 	"github.com/maskgate/maskgate/config"
 )
 
-// addEmbeddedModel routes every model name to an embedded engine serving file.
+// noEngineHint ends the warning that the gateway has nothing to route to.
+const noEngineHint = "; or serve a GGUF file in process with -model FILE.gguf"
+
+// addEmbeddedModel serves file with the embedded engine, listed under its base name.
 func addEmbeddedModel(cfg *config.Config, file string) error {
 	if _, err := os.Stat(file); err != nil {
 		return fmt.Errorf("model file: %w", err)
 	}
-	cfg.Backends = append(cfg.Backends, config.Backend{Name: "embedded", Kind: "embedded", Model: file, Models: []string{"*"}})
+	cfg.Backends = append(cfg.Backends, embeddedBackend(file, ggufModelName(file)))
 	return nil
 }
 
@@ -51,8 +54,9 @@ func demoBackends(ctx context.Context, log *slog.Logger) []config.Backend {
 			return nil
 		}
 	}
-	log.Warn("serving the RANDOM-WEIGHT demo model: its answers are noise. Serve a real model with "+
-		"-model FILE.gguf, or start llama-server, vLLM or Ollama on their default ports, or write a config (examples/gateway.yaml)",
-		"model", path)
-	return []config.Backend{{Name: "embedded", Kind: "embedded", Model: path, Models: []string{"*"}}}
+	log.Warn("serving the RANDOM-WEIGHT demo model as "+demoModelName+": its answers are noise, so set max_tokens. "+
+		"Serve a real model with -model FILE.gguf, or start llama-server, vLLM, SGLang or Ollama on their default ports, "+
+		"or write a config (examples/gateway.yaml)",
+		"model", demoModelName, "file", path)
+	return []config.Backend{embeddedBackend(path, demoModelName)}
 }

@@ -3,11 +3,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,8 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/bench/tinymodel"
+	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
 )
 
@@ -72,6 +77,97 @@ func TestRun_ModelFlagServesAGGUFWithCachedTokensOnTheSecondTurn(t *testing.T) {
 	if h.Get("X-Maskgate-Cache") != "reported" || cached < 20 {
 		t.Errorf("second turn: cache %q, %v cached of %v prompt tokens", h.Get("X-Maskgate-Cache"), cached, usage["prompt_tokens"])
 	}
+
+	// The file is listed under its base name, and the start log says so.
+	name := strings.TrimSuffix(filepath.Base(model), ".gguf")
+	if got := listModels(t, "http://"+addr); len(got) != 1 || got[0] != name {
+		t.Errorf("/v1/models lists %q, want [%q]", got, name)
+	}
+	if !strings.Contains(stderr.String(), "model="+name) {
+		t.Errorf("the start log does not name the model %q:\n%s", name, stderr.String())
+	}
 	cancel()
 	<-done
+}
+
+// listModels returns the ids GET /v1/models lists.
+func listModels(t *testing.T, base string) []string {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/v1/models: status %d, %v", resp.StatusCode, err)
+	}
+	ids := []string{}
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// TestFindBackends_DemoModelIsListedAsMaskgateDemo: with no config and no engine on the
+// default ports, a llamacpp build serves the random-weight demo model, lists it in
+// /v1/models as maskgate-demo, logs that name, echoes it in answers, and, holding one
+// model, answers any other name with it too (documented in the README and the command's
+// doc comment).
+func TestFindBackends_DemoModelIsListedAsMaskgateDemo(t *testing.T) {
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	nowhere := []engineAddr{{"llamacpp", "http://127.0.0.1:1", "http://127.0.0.1:1/v1"}}
+	found := findBackends(t.Context(), nowhere, false, http.DefaultTransport, log)
+	if len(found) != 1 || found[0].Kind != "embedded" {
+		t.Fatalf("found %+v, want the embedded demo\n%s", found, logs.String())
+	}
+	if !strings.Contains(logs.String(), "model=maskgate-demo") || !strings.Contains(logs.String(), "RANDOM-WEIGHT") {
+		t.Errorf("the log does not name the demo model:\n%s", logs.String())
+	}
+	ups, err := buildUpstreams(&config.Config{Backends: found}, http.DefaultTransport, func(string) string { return "" }, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{Upstreams: ups, Logger: log}))
+	defer srv.Close()
+	if got := listModels(t, srv.URL); len(got) != 1 || got[0] != "maskgate-demo" {
+		t.Errorf("/v1/models lists %q, want [maskgate-demo]", got)
+	}
+	for _, model := range []string{"maskgate-demo", "gpt-4o"} {
+		body := `{"model":"` + model + `","max_tokens":4,"seed":1,"messages":[{"role":"user","content":"Hello"}]}`
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var out struct {
+			Model   string `json:"model"`
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(raw, &out) != nil || out.Model != model || len(out.Choices) != 1 {
+			t.Errorf("model %q: status %d, body %s", model, resp.StatusCode, raw)
+		}
+	}
+}
+
+// TestFindBackends_NothingToRouteToWithAConfig: a config file that names no backend gets
+// no demo (the demo is for a bare start), and the warning says what would serve.
+func TestFindBackends_NothingToRouteToWithAConfig(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	nowhere := []engineAddr{{"llamacpp", "http://127.0.0.1:1", "http://127.0.0.1:1/v1"}}
+	if found := findBackends(t.Context(), nowhere, true, http.DefaultTransport, log); len(found) != 0 {
+		t.Fatalf("found %+v", found)
+	}
+	if !strings.Contains(logs.String(), "gateway -config FILE") || !strings.Contains(logs.String(), "-model FILE.gguf") {
+		t.Errorf("log:\n%s", logs.String())
+	}
 }

@@ -5,6 +5,19 @@
 //
 // With no -config it looks for engines on their default loopback ports and routes the
 // models they list. This package holds flags and wiring only.
+//
+// The embedded llama.cpp engine is in builds with the tag llamacpp only, which need cgo
+// and C headers the Ollama module omits; from a source checkout, scripts/run-embedded
+// provisions them and runs this command with the tag and its arguments. A build without
+// the tag asked for -model names that command instead. In a llamacpp build:
+//   - -model FILE.gguf serves the file, listed in /v1/models under its base name without
+//     .gguf;
+//   - with no -config, -model or engine on the default ports, it serves a random-weight
+//     demo model it generates (bench/tinymodel), listed as maskgate-demo and logged as
+//     such at start; its answers are noise, so clients should set max_tokens.
+//
+// Either way the embedded engine holds one model and, as llama-server does, answers any
+// model name no other backend lists; responses echo the name the request gave.
 package main
 
 import (
@@ -44,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration `file`; without it, engines on their default loopback ports are discovered")
 	listen := fs.String("listen", "", "address to serve on (default "+config.DefaultListen+", or the config's listen)")
-	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp)")
+	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp; from a source checkout: "+runEmbedded+" -model FILE.gguf)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	healthcheck := fs.String("healthcheck", "", "GET this `url`, exit 0 if it answers 200 and 1 otherwise (for container health checks), then stop")
 	if err := fs.Parse(args); err != nil {
@@ -78,14 +91,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			fmt.Fprintf(stderr, "gateway: -model: %v\n", err)
 			return 2
 		}
+		log.Info("serving with the embedded engine", "model", ggufModelName(*model), "file", *model)
 	}
 
 	transport := newTransport()
 	if len(cfg.Backends) == 0 {
-		cfg.Backends = discover(ctx, defaultEngines, transport, log)
-		if len(cfg.Backends) == 0 && *configPath == "" {
-			cfg.Backends = demoBackends(ctx, log)
-		}
+		cfg.Backends = findBackends(ctx, defaultEngines, *configPath != "", transport, log)
 	}
 	ups, err := buildUpstreams(cfg, transport, getenv, log)
 	if err != nil {

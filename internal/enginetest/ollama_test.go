@@ -66,8 +66,8 @@ func TestOllama_ChatWithToolsGenerates(t *testing.T) {
 
 // Logs how long the engine takes to process a long prompt, then the same
 // prompt with a different last turn: the second should reuse the cached
-// prefix. Timings are logged, never asserted (see STYLE.md: speed is measured
-// in benchmarks).
+// prefix. Timings are logged, never asserted: speed is measured in
+// benchmarks.
 func TestOllama_LongSharedPrefixTwice(t *testing.T) {
 	s := enginetest.Ollama(t)
 	system := api.Message{Role: "system", Content: longText(600)}
