@@ -96,14 +96,14 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// grow makes room for n more bytes in b, doubling (append grows large slices by a
-// quarter, which for a capped event allocates five times the cap on the way), never
-// past the cap and a newline.
+// grow makes room for n more bytes in b, by half again (append grows large slices by
+// a quarter, which for an event at the cap allocates five times the cap on the way),
+// never past the cap and a newline.
 func (r *Reader) grow(b []byte, n int) []byte {
 	if len(b)+n <= cap(b) {
 		return b
 	}
-	c := min(max(2*cap(b), len(b)+n, 512), r.max+1)
+	c := min(max(cap(b)+cap(b)/2, len(b)+n), r.max+1)
 	nb := make([]byte, len(b), max(c, len(b)+n))
 	copy(nb, b)
 	return nb
