@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,19 +44,23 @@ type exchange struct {
 	usage *oai.Usage
 	cache backends.CacheSource
 	plan  *toolPlan // nil when tools are not managed
+
+	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
 	if err := s.chat(w, r, x); err != nil {
+		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
-			ae := toAPIError(err)
-			x.status = ae.Status
-			s.log.Warn("stream failed", "backend", x.backend, "status", ae.Status, "error", err)
+			ae = toAPIError(err)
+			s.log.Warn("stream failed", "request_id", requestID(r.Context()), "backend", x.backend, "status", ae.Status, "error", err)
 		} else {
-			x.status = writeError(w, s.log, err).Status
+			ae = writeError(w, s.log, err)
 		}
+		x.status = ae.Status
+		s.metrics.countFailure(x.backend, ae.Code)
 	}
 	if x.committed && x.stream {
 		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
@@ -91,10 +97,13 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, err := readBody(w, r, s.opt.MaxRequestBytes)
+	body, err := readBody(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
 	if err != nil {
+		if errors.Is(err, errBodyTooSlow) {
+			return err // the server cancelled the request on the failed read: still answer it
+		}
 		if r.Context().Err() != nil {
-			return r.Context().Err()
+			return context.Cause(r.Context())
 		}
 		return err
 	}
@@ -108,6 +117,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
 	}
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.maxHeld = rt.up.MaxResponseBytes
+	if x.maxHeld <= 0 {
+		x.maxHeld = defaultMaxResponseBytes
+	}
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
 
 	plan, err := s.planTools(r, env, body, rt.up.Name, rt.up.Backend)
@@ -178,26 +191,37 @@ func requestUsage(req *oai.Object) []byte {
 	return req.Set("stream_options", opts)
 }
 
-// readBody reads the request body up to limit, in one allocation when the client sent
-// Content-Length.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n > 0 && n <= limit {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		var probe [1]byte
-		if _, err := io.ReadFull(rd, probe[:]); err == io.EOF {
-			return buf, nil
-		} else if err != nil {
-			return nil, err
-		}
-		// More than announced: net/http normally refuses this, but read it all.
-		rest, err := io.ReadAll(rd)
-		return append(append(buf, probe[0]), rest...), err
+// readBody reads a request body into a buffer that grows with what arrives: doubling
+// from 4 KiB (or the announced size, if smaller), never to more than twice what has
+// arrived, whatever Content-Length (size; -1 when unknown, and io.ReadAll) announces, so a client that
+// announces 16 MB and sends a byte costs 4 KiB. Once the bytes are in, size spares the
+// last growth its slack: an honest body ends in a buffer one byte longer than itself,
+// the byte that reads the end. The limit is rd's (http.MaxBytesReader).
+func readBody(rd io.Reader, size int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(rd) // which grows from 512 bytes as the body arrives
 	}
-	return io.ReadAll(rd)
+	want := min(size+1, 4<<10)
+	buf := make([]byte, 0, want)
+	for {
+		if len(buf) == cap(buf) {
+			next := 2 * int64(cap(buf))
+			if size+1 <= next+1 {
+				next = size + 1 // the rest and the byte that reads the end
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // whole answers with a complete chat.completion object, byte for byte as the backend
@@ -241,8 +265,13 @@ func cacheSource(declared backends.CacheSource, u *oai.Usage) backends.CacheSour
 	return backends.CacheUnknown
 }
 
+// copyHeaders passes the backend's headers on; its request id, since X-Request-Id is
+// the gateway's own, as X-Upstream-Request-Id.
 func copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
+		if k == HeaderRequestID {
+			k = HeaderUpstreamRequestID
+		}
 		for _, v := range vs {
 			dst.Add(k, v)
 		}
