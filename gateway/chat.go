@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
@@ -97,7 +98,7 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, err := readBody(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
+	body, err := s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
 	if err != nil {
 		if errors.Is(err, errBodyTooSlow) {
 			return err // the server cancelled the request on the failed read: still answer it
@@ -191,22 +192,49 @@ func requestUsage(req *oai.Object) []byte {
 	return req.Set("stream_options", opts)
 }
 
-// readBody reads a request body into a buffer that grows with what arrives: doubling
-// from 4 KiB (or the announced size, if smaller), never to more than twice what has
-// arrived, whatever Content-Length (size; -1 when unknown, and io.ReadAll) announces, so a client that
-// announces 16 MB and sends a byte costs 4 KiB. Once the bytes are in, size spares the
-// last growth its slack: an honest body ends in a buffer one byte longer than itself,
-// the byte that reads the end. The limit is rd's (http.MaxBytesReader).
-func readBody(rd io.Reader, size int64) ([]byte, error) {
-	if size < 0 {
-		return io.ReadAll(rd) // which grows from 512 bytes as the body arrives
+// bodyReader reads request bodies into scratch buffers that grow with what arrives,
+// never from Content-Length, and are recycled, so a body costs one allocation of its
+// own length once the pool is warm.
+type bodyReader struct {
+	scratch sync.Pool // *[]byte
+}
+
+// maxPooledBody is the largest scratch buffer kept for reuse; larger bodies are rare
+// and their buffers go back to the garbage collector.
+const maxPooledBody = 4 << 20
+
+// read returns the body of rd. Its scratch buffer doubles from 4 KiB, never to more
+// than twice what has arrived, whatever Content-Length (size, -1 when unknown)
+// announces, so a client that announces 16 MB and sends a byte costs 4 KiB; size only
+// spares the last growth its slack. The limit is rd's (http.MaxBytesReader).
+func (br *bodyReader) read(rd io.Reader, size int64) ([]byte, error) {
+	if size >= 0 && size < 4<<10 { // small: straight into its own buffer (and the byte that reads the end)
+		return readInto(rd, make([]byte, 0, size+1), size)
 	}
-	want := min(size+1, 4<<10)
-	buf := make([]byte, 0, want)
+	sp, _ := br.scratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
+		*sp = make([]byte, 0, 4<<10)
+	}
+	buf, err := readInto(rd, (*sp)[:0], size)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(buf))
+		copy(out, buf)
+	}
+	if cap(buf) <= maxPooledBody {
+		*sp = buf[:0]
+		br.scratch.Put(sp)
+	}
+	return out, err
+}
+
+// readInto reads rd to its end into buf, growing it as readBody says.
+func readInto(rd io.Reader, buf []byte, size int64) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
-			next := 2 * int64(cap(buf))
-			if size+1 <= next+1 {
+			next := max(2*int64(cap(buf)), 4<<10)
+			if size+1 <= next+1 && size+1 > int64(len(buf)) {
 				next = size + 1 // the rest and the byte that reads the end
 			}
 			nb := make([]byte, len(buf), next)
@@ -219,7 +247,7 @@ func readBody(rd io.Reader, size int64) ([]byte, error) {
 			return buf, nil
 		}
 		if err != nil {
-			return nil, err
+			return buf, err
 		}
 	}
 }

@@ -92,6 +92,7 @@ type Server struct {
 
 	stopping context.Context // done once Stop is called
 	stop     context.CancelCauseFunc
+	bodies   bodyReader
 
 	catalogs   catalogCache
 	pins       strategyPins
