@@ -30,6 +30,7 @@ const (
 
 // exchange is the bookkeeping of one chat request, turned into metrics when it ends.
 type exchange struct {
+	id        string // the request id
 	start     time.Time
 	backend   string
 	model     string // metric label
@@ -50,13 +51,13 @@ type exchange struct {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
+	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
 	if err := s.chat(w, r, x); err != nil {
 		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
 			ae = toAPIError(err)
-			s.log.Warn("stream failed", "request_id", requestID(r.Context()), "backend", x.backend, "status", ae.Status, "error", err)
+			s.log.Warn("stream failed", "request_id", x.id, "backend", x.backend, "status", ae.Status, "error", err)
 		} else {
 			ae = writeError(w, s.log, err)
 		}
@@ -330,6 +331,6 @@ func (s *Server) record(x *exchange) {
 		}
 		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
 	}
-	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+	s.log.Debug("chat", "request_id", x.id, "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
 }
