@@ -31,6 +31,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { // the first signal starts the graceful shutdown; a second one kills at once
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
 	stop()
 	os.Exit(code)
