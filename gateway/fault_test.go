@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/openaicompat"
@@ -440,6 +441,10 @@ func TestFault_UpstreamResetSaysWhatHappened(t *testing.T) {
 		}
 		if n := metric(t, gw.reg, "maskgate_upstream_failures_total", map[string]string{"code": "upstream_disconnected"}); n != 1 {
 			t.Errorf("upstream_failures_total{code=upstream_disconnected} = %v, want 1", n)
+		}
+		problems, err := testutil.GatherAndLint(gw.reg, "maskgate_upstream_failures_total", "maskgate_panics_total")
+		if err != nil || len(problems) > 0 {
+			t.Errorf("metrics lint: %v %v", problems, err)
 		}
 	})
 	t.Run("whole answer", func(t *testing.T) {
