@@ -11,6 +11,10 @@
 // checks with a type assertion.
 //
 // A backend must never write to the client: it returns bytes or errors and the gateway
-// decides what the client sees. It must honour ctx: a cancelled client cancels the
+// decides what the client sees. HTTP backends share Upstream: a first-byte deadline and
+// an idle limit between the bytes of an answer (Watch), the classification of a broken
+// answer (ReadError: upstream_timeout, upstream_truncated, upstream_disconnected,
+// upstream_response_too_large), and Redact, so no upstream message carries a credential
+// to the client or the log. It must honour ctx: a cancelled client cancels the
 // upstream call at once.
 package backends

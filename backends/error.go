@@ -41,7 +41,7 @@ func Unreachable(name string, err error) *Error {
 		Status:  http.StatusBadGateway,
 		Message: fmt.Sprintf("backend %q is unreachable; check that it is running and that its url is right", name),
 		Type:    "upstream_error",
-		Code:    "upstream_unreachable",
+		Code:    CodeUnreachable,
 		Err:     err,
 	}
 }
@@ -52,7 +52,7 @@ func Timeout(name string, err error) *Error {
 		Status:  http.StatusGatewayTimeout,
 		Message: fmt.Sprintf("backend %q did not answer in time; raise its timeout if it is slow", name),
 		Type:    "upstream_error",
-		Code:    "upstream_timeout",
+		Code:    CodeTimeout,
 		Err:     err,
 	}
 }
@@ -83,4 +83,29 @@ func BodyError(err error) *Error {
 		return BadRequest(te.Field, "invalid type for '%s': expected %s, got %s", te.Field, te.Type, te.Value)
 	}
 	return BadRequest("", "request body is not a valid chat completion request: %v", err)
+}
+
+// Codes of the upstream failures the gateway itself diagnoses (the envelope's code).
+const (
+	CodeUnreachable  = "upstream_unreachable"
+	CodeTimeout      = "upstream_timeout"
+	CodeTruncated    = "upstream_truncated"
+	CodeDisconnected = "upstream_disconnected"
+	CodeTooLarge     = "upstream_response_too_large"
+)
+
+// Stalled is the error for an upstream that stopped sending mid-answer for longer
+// than its idle timeout (504).
+func Stalled(name string, le *LimitError) *Error {
+	msg := fmt.Sprintf("backend %q stopped sending mid-answer; raise its idle_timeout if it pauses that long", name)
+	if le.Limit > 0 {
+		msg = fmt.Sprintf("backend %q sent nothing for %s mid-answer; raise its idle_timeout if it pauses that long", name, le.Limit)
+	}
+	return &Error{Status: http.StatusGatewayTimeout, Type: "upstream_error", Code: CodeTimeout, Message: msg, Err: le}
+}
+
+// TooLarge is the error for a whole answer over limit bytes (502).
+func TooLarge(name string, limit int64) *Error {
+	return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: CodeTooLarge,
+		Message: fmt.Sprintf("backend %q sent an answer over %d bytes; raise its max_response_bytes if that is expected", name, limit)}
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // Upstream is the HTTP exchange every HTTP backend shares: one request, a deadline on
-// the response headers only (a stream may run as long as it produces), and the
-// classification of failures into what the client should see.
+// the first byte of the answer and an idle limit between its bytes after that (a stream
+// may run as long as it produces), and the classification of failures into what the
+// client should see.
 type Upstream struct {
 	// Name is the backend's configured name, for errors.
 	Name string
@@ -24,19 +25,24 @@ type Upstream struct {
 	Base string
 	// Client sends the requests.
 	Client *http.Client
-	// Timeout bounds the wait for response headers.
+	// Timeout bounds the wait for the response headers and the first byte of the body.
+	// Zero: no limit.
 	Timeout time.Duration
+	// IdleTimeout bounds each wait for more of the body once it has begun. Zero: no
+	// limit (backends default it to DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Authorize, if set, adds credentials to each request.
 	Authorize func(*http.Request)
 }
 
 // ErrHeaderTimeout is the cancellation cause of an exchange whose upstream was too slow
-// to send its response headers.
-var ErrHeaderTimeout = errors.New("upstream response headers timed out")
+// to send its response headers and the first byte of its answer.
+var ErrHeaderTimeout = errors.New("upstream did not answer in time")
 
 // Open sends one request (GET when body is nil, else a JSON POST) and returns the
-// response once its headers are in and its status is a success. The caller closes the
-// body and then calls cancel. An error status becomes ResponseError's error.
+// response once its headers are in and its status is a success; its body is watched
+// (Watch), so a read fails once the upstream stalls. The caller closes the body and then
+// calls cancel. An error status becomes ResponseError's error.
 func (u *Upstream) Open(parent context.Context, path string, body []byte, accept string) (*http.Response, context.CancelCauseFunc, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	method, rd := http.MethodGet, io.Reader(nil)
@@ -55,19 +61,16 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 	if u.Authorize != nil {
 		u.Authorize(req)
 	}
-	timer := time.AfterFunc(u.Timeout, func() { cancel(ErrHeaderTimeout) })
+	watch := StartWatch(cancel, u.Timeout, u.IdleTimeout)
 	resp, err := u.Client.Do(req)
-	if fired := !timer.Stop(); err == nil && fired {
-		// The headers came just as the deadline fired: the body is already cancelled.
-		resp.Body.Close()
-		err = ErrHeaderTimeout
-	}
 	if err != nil {
+		watch.Stop()
 		cause := context.Cause(ctx)
 		cancel(nil)
 		return nil, nil, u.TransportError(parent, cause, err)
 	}
-	if resp.StatusCode >= 300 {
+	resp.Body = watch.Body(ctx, resp.Body)
+	if resp.StatusCode >= 300 { // its body is read under the watch too
 		defer cancel(nil)
 		defer resp.Body.Close()
 		return nil, nil, ResponseError(u.Name, path, resp)
@@ -75,8 +78,8 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 	return resp, cancel, nil
 }
 
-// TransportError classifies a failed exchange: the client went away (parent, the
-// caller's context, is done: its error is returned and the gateway reports 499), the
+// TransportError classifies a request that got no answer: the client went away (parent,
+// the caller's context, is done: its error is returned and the gateway reports 499), the
 // upstream was too slow (504), or it could not be reached (502). cause is the
 // cancellation cause of the exchange's own context.
 func (u *Upstream) TransportError(parent context.Context, cause, err error) error {
@@ -94,7 +97,7 @@ func (u *Upstream) TransportError(parent context.Context, cause, err error) erro
 }
 
 // ResponseError turns an upstream's error answer into the error the client sees: a 4xx
-// keeps its status and message; 429 and 503 keep their status (and Retry-After) so
+// keeps its status and message (Redact'ed, with the credentials of resp.Request); 429 and 503 keep their status (and Retry-After) so
 // clients retry; other 5xx become 502 naming the backend. A numeric code (llama-server
 // repeats the status there) is dropped.
 func ResponseError(name, path string, resp *http.Response) *Error {
@@ -107,6 +110,11 @@ func ResponseError(name, path string, resp *http.Response) *Error {
 			msg = http.StatusText(resp.StatusCode)
 		}
 	}
+	var sent []string // the credentials the gateway sent, which the answer may echo
+	if resp.Request != nil {
+		sent = Credentials(resp.Request.Header)
+	}
+	msg = Redact(msg, sent...)
 	if len(msg) > 512 {
 		msg = msg[:512] + "…"
 	}

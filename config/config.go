@@ -27,6 +27,8 @@ type Config struct {
 	// AdminKeyEnv names the environment variable holding the key for /admin/. Empty: the
 	// admin API is off.
 	AdminKeyEnv string `yaml:"admin_key_env"`
+	// Server holds the HTTP server's limits on clients and its shutdown grace.
+	Server Server `yaml:"server"`
 
 	lines map[string]int // key path → line in the file, for validation messages
 }
@@ -58,8 +60,23 @@ type Backend struct {
 	// Format is the tool-call wire format (hermes, llama3, mistral, harmony, deepseek);
 	// detected when empty.
 	Format string `yaml:"format"`
-	// Timeout bounds the wait for the upstream's response headers. Default 10m.
+	// Timeout bounds the wait for the upstream's response headers and the first byte of
+	// its answer (for an engine that sends its headers with a whole answer, the whole
+	// generation). Default 10m.
 	Timeout Duration `yaml:"timeout"`
+	// IdleTimeout bounds each pause of an answer once it has begun: between the bytes of
+	// a whole answer, between the events of a stream (a keep-alive comment counts as
+	// bytes). An upstream silent longer is cut: 504 upstream_timeout, or an error event
+	// once a stream has begun. Default 60s.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxResponseBytes caps a whole (non-streaming) answer and what the gateway holds of
+	// one streamed round of a tool loop; above it the client gets 502
+	// upstream_response_too_large. Default 64MiB.
+	MaxResponseBytes ByteSize `yaml:"max_response_bytes"`
+	// MaxEventBytes caps one event of a stream, its lines together (an event split over
+	// many data: lines is capped as a whole): 502 upstream_response_too_large, or an error
+	// event once the stream has begun. Default 8MiB.
+	MaxEventBytes ByteSize `yaml:"max_event_bytes"`
 	// HealthInterval is how often each of URLs is pinged to mark it up or down. Default
 	// 5s; only with urls.
 	HealthInterval Duration `yaml:"health_interval"`
@@ -68,6 +85,34 @@ type Backend struct {
 	// ContextWindow is the model's context length in tokens; requests that cannot fit
 	// get a 400 before they reach the engine. Zero: unknown, nothing is refused.
 	ContextWindow int `yaml:"context_window"`
+}
+
+// Server is the HTTP server's defence against slow, idle and oversized clients, and
+// its shutdown.
+type Server struct {
+	// ReadHeaderTimeout bounds the reading of a request's headers. Default 10s.
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	// BodyTimeout and MinBodyRate bound the reading of a request's body: it must be in
+	// within BodyTimeout plus its size divided by MinBodyRate (bytes per second), so a
+	// client sending a byte at a time is cut after about BodyTimeout while a large body
+	// on a slow link still gets in. Defaults 10s and 64KiB.
+	BodyTimeout Duration `yaml:"body_timeout"`
+	MinBodyRate ByteSize `yaml:"min_body_rate"`
+	// KeepAliveTimeout closes a keep-alive connection idle that long between requests.
+	// Default 75s.
+	KeepAliveTimeout Duration `yaml:"keepalive_timeout"`
+	// MaxHeaderBytes caps a request's headers; larger ones get 431. Default 64KiB.
+	MaxHeaderBytes ByteSize `yaml:"max_header_bytes"`
+	// MaxConnections caps the client connections open at once; more wait to be accepted
+	// until one closes. Keep it under the process's open-file limit (ulimit -n), which
+	// upstream connections share. Default 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// ShutdownGrace is how long requests in flight may run on after SIGTERM or SIGINT,
+	// while no new connection is accepted; then each open stream ends with a
+	// server_shutting_down error event and each unanswered request gets 503. Keep it
+	// under the time your supervisor waits before SIGKILL (docker stop: 10s unless
+	// --stop-timeout; Kubernetes: terminationGracePeriodSeconds, 30s). Default 25s.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
 }
 
 // Tools configures the catalog.
@@ -158,12 +203,23 @@ const (
 	DefaultListen          = "127.0.0.1:4000"
 	DefaultMaxRequestBytes = 16 << 20
 	DefaultTimeout         = 10 * time.Minute
+	DefaultIdleTimeout     = 60 * time.Second
+	DefaultMaxResponse     = 64 << 20
+	DefaultMaxEvent        = 8 << 20
 	DefaultHealthInterval  = 5 * time.Second
 	DefaultTopK            = 5
 	DefaultMinScore        = 0.1
 	DefaultTTL             = time.Hour
 	DefaultMaxRounds       = 4
 	DefaultEagerBelow      = 20
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout       = 10 * time.Second
+	DefaultMinBodyRate       = 64 << 10
+	DefaultKeepAliveTimeout  = 75 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxConnections    = 4096
+	DefaultShutdownGrace     = 25 * time.Second
 )
 
 // SearchModes a config may name.

@@ -16,9 +16,9 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		want string // exact error text
 	}{
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
-			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env)"},
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env, server)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
-			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, health_interval, model, context_window)"},
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, context_window)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
 			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
 		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",
@@ -103,9 +103,11 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 		MaxRequestBytes: DefaultMaxRequestBytes,
 		Strategy:        "auto",
 		Backends: []Backend{{Name: "a", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"},
-			Timeout: Duration(10 * time.Minute)}},
+			Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(time.Minute), MaxResponseBytes: 64 << 20, MaxEventBytes: 8 << 20}},
 		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour),
 			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
+		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
+			KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},
 	}
 	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".lines"
@@ -214,5 +216,40 @@ func TestParse_URLsListReplicasWithAHealthInterval(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("backends (-want +got):\n%s", diff)
+	}
+}
+
+func TestParse_ServerLimitsAndUpstreamLimits(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte(`server:
+  read_header_timeout: 5s
+  body_timeout: 20s
+  min_body_rate: 16KiB
+  keepalive_timeout: 30s
+  max_header_bytes: 32KiB
+  max_connections: 100
+  shutdown_grace: 8s
+backends:
+  - {name: a, kind: vllm, url: 'http://x/v1', models: [m], idle_timeout: 2m, max_response_bytes: 1MiB, max_event_bytes: 512KiB}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Server{ReadHeaderTimeout: Duration(5 * time.Second), BodyTimeout: Duration(20 * time.Second), MinBodyRate: 16 << 10,
+		KeepAliveTimeout: Duration(30 * time.Second), MaxHeaderBytes: 32 << 10, MaxConnections: 100, ShutdownGrace: Duration(8 * time.Second)}
+	if diff := cmp.Diff(want, cfg.Server); diff != "" {
+		t.Errorf("server (-want +got):\n%s", diff)
+	}
+	b := cfg.Backends[0]
+	if b.IdleTimeout != Duration(2*time.Minute) || b.MaxResponseBytes != 1<<20 || b.MaxEventBytes != 512<<10 {
+		t.Errorf("backend limits: %+v", b)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"server: {max_connections: -1}\n", "g.yaml:1: server.max_connections: must be positive"},
+		{"server:\n  shutdown_grace: 5 seconds\n", `g.yaml:2: server.shutdown_grace: invalid duration "5 seconds": write it like 30s, 10m or 1h`},
+		{"backends:\n  - {name: a, kind: vllm, url: 'http://x/v1', models: [m], max_event_bytes: 2GiB}\n", "g.yaml:2: backends[0].max_event_bytes: must be at most 1GiB"},
+	} {
+		if _, err := Parse("g.yaml", []byte(bad.yaml)); err == nil || err.Error() != bad.want {
+			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
+		}
 	}
 }

@@ -7,4 +7,20 @@
 //
 // The package never reads secrets: backends name an environment variable (api_key_env)
 // and the caller resolves it.
+//
+// Limits have defaults that keep one gateway safe in front of many clients and a
+// misbehaving upstream, each overridable:
+//
+//	server.read_header_timeout  10s    headers must be in within it
+//	server.body_timeout         10s    a body must be in within body_timeout +
+//	server.min_body_rate        64KiB    size / min_body_rate (per second), else 408
+//	server.keepalive_timeout    75s    an idle keep-alive connection is closed
+//	server.max_header_bytes     64KiB  larger headers get 431
+//	server.max_connections      4096   more connections wait to be accepted
+//	server.shutdown_grace       25s    requests in flight may finish after SIGTERM
+//	max_request_bytes           16MiB  larger bodies get 413
+//	backends[].timeout          10m    to the first byte of an answer (504)
+//	backends[].idle_timeout     60s    between an answer's bytes once begun (504 or an error event)
+//	backends[].max_response_bytes 64MiB a whole answer, or a tool loop's streamed round (502)
+//	backends[].max_event_bytes  8MiB   one stream event, its lines together (502 or an error event)
 package config

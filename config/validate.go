@@ -42,13 +42,44 @@ func (c *Config) applyDefaults() {
 	if c.Search.EagerBelow == 0 {
 		c.Search.EagerBelow = DefaultEagerBelow
 	}
+	c.Server.applyDefaults()
 	for i := range c.Backends {
 		if c.Backends[i].Timeout == 0 {
 			c.Backends[i].Timeout = Duration(DefaultTimeout)
 		}
+		if c.Backends[i].IdleTimeout == 0 {
+			c.Backends[i].IdleTimeout = Duration(DefaultIdleTimeout)
+		}
+		if c.Backends[i].MaxResponseBytes == 0 {
+			c.Backends[i].MaxResponseBytes = DefaultMaxResponse
+		}
+		if c.Backends[i].MaxEventBytes == 0 {
+			c.Backends[i].MaxEventBytes = DefaultMaxEvent
+		}
 		if len(c.Backends[i].URLs) > 0 && c.Backends[i].HealthInterval == 0 {
 			c.Backends[i].HealthInterval = Duration(DefaultHealthInterval)
 		}
+	}
+}
+
+func (s *Server) applyDefaults() {
+	set := func(d *Duration, v time.Duration) {
+		if *d == 0 {
+			*d = Duration(v)
+		}
+	}
+	set(&s.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	set(&s.BodyTimeout, DefaultBodyTimeout)
+	set(&s.KeepAliveTimeout, DefaultKeepAliveTimeout)
+	set(&s.ShutdownGrace, DefaultShutdownGrace)
+	if s.MinBodyRate == 0 {
+		s.MinBodyRate = DefaultMinBodyRate
+	}
+	if s.MaxHeaderBytes == 0 {
+		s.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if s.MaxConnections == 0 {
+		s.MaxConnections = DefaultMaxConnections
 	}
 }
 
@@ -94,6 +125,9 @@ func (c *Config) validate(file string) error {
 	}
 	if c.Search.EagerBelow < 0 {
 		return bad("search.eager_below", "must be positive")
+	}
+	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
+		return bad("server.max_connections", "must be positive")
 	}
 	for i, f := range c.Filters {
 		key := fmt.Sprintf("filters[%d]", i)
@@ -158,6 +192,9 @@ func (c *Config) validate(file string) error {
 		}
 		if time.Duration(b.Timeout) <= 0 {
 			return bad(key+".timeout", "must be positive")
+		}
+		if b.MaxEventBytes > 1<<30 {
+			return bad(key+".max_event_bytes", "must be at most 1GiB")
 		}
 	}
 	return nil

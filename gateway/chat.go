@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
@@ -27,6 +30,7 @@ const (
 
 // exchange is the bookkeeping of one chat request, turned into metrics when it ends.
 type exchange struct {
+	id        string // the request id
 	start     time.Time
 	backend   string
 	model     string // metric label
@@ -42,19 +46,23 @@ type exchange struct {
 	usage *oai.Usage
 	cache backends.CacheSource
 	plan  *toolPlan // nil when tools are not managed
+
+	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
+	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
 	if err := s.chat(w, r, x); err != nil {
+		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
-			ae := toAPIError(err)
-			x.status = ae.Status
-			s.log.Warn("stream failed", "backend", x.backend, "status", ae.Status, "error", err)
+			ae = toAPIError(err)
+			s.log.Warn("stream failed", "request_id", x.id, "backend", x.backend, "status", ae.Status, "error", err)
 		} else {
-			x.status = writeError(w, s.log, err).Status
+			ae = writeError(w, s.log, err)
 		}
+		x.status = ae.Status
+		s.metrics.countFailure(x.backend, ae.Code)
 	}
 	if x.committed && x.stream {
 		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
@@ -91,10 +99,13 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, err := readBody(w, r, s.opt.MaxRequestBytes)
+	body, err := s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
 	if err != nil {
+		if errors.Is(err, errBodyTooSlow) {
+			return err // the server cancelled the request on the failed read: still answer it
+		}
 		if r.Context().Err() != nil {
-			return r.Context().Err()
+			return context.Cause(r.Context())
 		}
 		return err
 	}
@@ -108,6 +119,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
 	}
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.maxHeld = rt.up.MaxResponseBytes
+	if x.maxHeld <= 0 {
+		x.maxHeld = defaultMaxResponseBytes
+	}
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
 
 	plan, err := s.planTools(r, env, body, rt.up.Name, rt.up.Backend)
@@ -178,26 +193,64 @@ func requestUsage(req *oai.Object) []byte {
 	return req.Set("stream_options", opts)
 }
 
-// readBody reads the request body up to limit, in one allocation when the client sent
-// Content-Length.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n > 0 && n <= limit {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		var probe [1]byte
-		if _, err := io.ReadFull(rd, probe[:]); err == io.EOF {
-			return buf, nil
-		} else if err != nil {
-			return nil, err
-		}
-		// More than announced: net/http normally refuses this, but read it all.
-		rest, err := io.ReadAll(rd)
-		return append(append(buf, probe[0]), rest...), err
+// bodyReader reads request bodies into scratch buffers that grow with what arrives,
+// never from Content-Length, and are recycled, so a body costs one allocation of its
+// own length once the pool is warm.
+type bodyReader struct {
+	scratch sync.Pool // *[]byte
+}
+
+// maxPooledBody is the largest scratch buffer kept for reuse; larger bodies are rare
+// and their buffers go back to the garbage collector.
+const maxPooledBody = 4 << 20
+
+// read returns the body of rd. Its scratch buffer doubles from 4 KiB, never to more
+// than twice what has arrived, whatever Content-Length (size, -1 when unknown)
+// announces, so a client that announces 16 MB and sends a byte costs 4 KiB; size only
+// spares the last growth its slack. The limit is rd's (http.MaxBytesReader).
+func (br *bodyReader) read(rd io.Reader, size int64) ([]byte, error) {
+	if size >= 0 && size < 4<<10 { // small: straight into its own buffer (and the byte that reads the end)
+		return readInto(rd, make([]byte, 0, size+1), size)
 	}
-	return io.ReadAll(rd)
+	sp, _ := br.scratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
+		*sp = make([]byte, 0, 4<<10)
+	}
+	buf, err := readInto(rd, (*sp)[:0], size)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(buf))
+		copy(out, buf)
+	}
+	if cap(buf) <= maxPooledBody {
+		*sp = buf[:0]
+		br.scratch.Put(sp)
+	}
+	return out, err
+}
+
+// readInto reads rd to its end into buf, growing it as readBody says.
+func readInto(rd io.Reader, buf []byte, size int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			next := max(2*int64(cap(buf)), 4<<10)
+			if size+1 <= next+1 && size+1 > int64(len(buf)) {
+				next = size + 1 // the rest and the byte that reads the end
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // whole answers with a complete chat.completion object, byte for byte as the backend
@@ -241,8 +294,13 @@ func cacheSource(declared backends.CacheSource, u *oai.Usage) backends.CacheSour
 	return backends.CacheUnknown
 }
 
+// copyHeaders passes the backend's headers on; its request id, since X-Request-Id is
+// the gateway's own, as X-Upstream-Request-Id.
 func copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
+		if k == HeaderRequestID {
+			k = HeaderUpstreamRequestID
+		}
 		for _, v := range vs {
 			dst.Add(k, v)
 		}
@@ -273,6 +331,6 @@ func (s *Server) record(x *exchange) {
 		}
 		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
 	}
-	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+	s.log.Debug("chat", "request_id", x.id, "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
 }

@@ -152,7 +152,7 @@ func TestStream_HugeLineIsAnErrorNotABuffer(t *testing.T) {
 	if len(ev) != 2 {
 		t.Fatalf("%d events", len(ev))
 	}
-	assertErrorEvent(t, ev[1], "upstream_line_too_long")
+	assertErrorEvent(t, ev[1], "upstream_response_too_large")
 }
 
 func TestStream_LargeChunksUnderTheCapPassIntact(t *testing.T) {

@@ -20,4 +20,14 @@
 // event are checked before the client's SSE headers are committed, so a failure before
 // the first byte is still a clean error; each event is flushed; an upstream that breaks
 // mid-stream ends the client's stream with an error event and no [DONE].
+//
+// Every request passes Server.ServeHTTP's guards: an id (X-Request-Id, the client's if
+// plain, else made) in the answer, the logs and any internal error's message; a read
+// deadline on the body (BodyTimeout + size / MinBodyRate: 408 past it); the body read
+// into a buffer that grows with what arrives, never from Content-Length; a recovered
+// panic answered 500 (or an error event) with the id and counted; and Stop, which ends
+// what is in flight after a shutdown's grace: streams with a server_shutting_down error
+// event and a proper end, other requests with 503. Upstream failures are counted by
+// diagnosis (maskgate_upstream_failures_total), and no error message the client sees
+// carries anything key-shaped (backends.Redact); RedactLogs does the same for logs.
 package gateway

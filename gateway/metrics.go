@@ -1,8 +1,20 @@
 package gateway
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/maskgate/maskgate/backends"
 )
+
+// countFailure counts an upstream failure whose code is one the gateway diagnoses;
+// other codes (an upstream's own, which it may spell as it likes) are not labels.
+func (m *metrics) countFailure(backend, code string) {
+	if slices.Contains(upstreamFailureCodes, code) {
+		m.upstreamFails.WithLabelValues(backend, code).Inc()
+	}
+}
 
 // metrics are the gateway's request metrics. Labels take bounded values only: configured
 // backend names, configured model names (or "other"), strategies, status codes.
@@ -16,7 +28,14 @@ type metrics struct {
 	completionToken *prometheus.CounterVec
 	computedTokens  *prometheus.CounterVec
 	disabledCalls   *prometheus.CounterVec
+	upstreamFails   *prometheus.CounterVec
+	panics          prometheus.Counter
 }
+
+// upstreamFailureCodes are the failures the gateway diagnoses in an upstream's answer,
+// the values of maskgate_upstream_failures_total's code label.
+var upstreamFailureCodes = []string{backends.CodeUnreachable, backends.CodeTimeout, backends.CodeTruncated,
+	backends.CodeDisconnected, backends.CodeTooLarge}
 
 // Outcomes of a call to a tool outside the allowed set (maskgate_disabled_tool_calls_total).
 const (
@@ -67,6 +86,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Name: "computed_prompt_tokens_total",
 			Help: "Prompt tokens the engine had to prefill: prompt less cached. source is reported or estimated.",
 		}, []string{"backend", "model", "strategy", "source"}),
+		upstreamFails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "upstream_failures_total",
+			Help: "Requests an upstream failed, by backend and what went wrong: upstream_unreachable, upstream_timeout (no answer in time, or a stall past idle_timeout), upstream_truncated, upstream_disconnected, upstream_response_too_large.",
+		}, []string{"backend", "code"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "panics_total",
+			Help: "Requests whose handler panicked; each was answered 500 (or an error event) with its request id, and logged with the stack.",
+		}),
 		disabledCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "disabled_tool_calls_total",
 			Help: "Calls the model made to a tool outside the allowed set; none reaches the client. outcome is retried (answered to the model) or refused (rounds ran out).",
@@ -74,7 +101,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken,
-			m.computedTokens, m.disabledCalls)
+			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics)
 	}
 	return m
 }

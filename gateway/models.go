@@ -50,7 +50,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			defer cancel()
 			ids, err := l.ListModels(ctx)
 			if err != nil {
-				s.log.Info("listing models failed", "backend", u.Name, "error", err)
+				s.log.Info("listing models failed", "request_id", requestID(r.Context()), "backend", u.Name, "error", err)
 				return
 			}
 			results[i] = listed{owner: u.Name, ids: ids}

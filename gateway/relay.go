@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -58,7 +59,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 	for err == nil {
 		out, usage, uerr := inspectChunk(chunk, dropUsage)
 		if uerr != nil {
-			return s.streamError(send, &apiError{Status: http.StatusBadGateway, Type: "upstream_error",
+			return s.streamError(r, send, &apiError{Status: http.StatusBadGateway, Type: "upstream_error",
 				Code: "upstream_invalid_chunk", Message: "backend " + x.backend + " sent a chunk that is not JSON", Err: uerr})
 		}
 		if usage != nil {
@@ -69,7 +70,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 				x.ttft = s.now().Sub(x.start)
 			}
 			if !send(sseData, out, sseEnd) {
-				return r.Context().Err() // the client is gone; Close cancels the upstream
+				return gone(r.Context()) // Close cancels the upstream
 			}
 		}
 		t = s.now()
@@ -77,24 +78,25 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 		x.upstream += s.now().Sub(t)
 	}
 	if !errors.Is(err, io.EOF) {
-		if r.Context().Err() != nil {
-			return r.Context().Err()
+		if clientGone(r.Context()) {
+			return context.Cause(r.Context())
 		}
-		return s.streamError(send, err)
+		return s.streamError(r, send, err) // the upstream failed, or Stop cut the stream
 	}
 	if x.usage != nil && x.cache == backends.CacheUnknown && x.usage.PromptTokensDetails != nil {
 		x.cache = backends.CacheReported // too late for the header, right for the metrics
 	}
 	if !send(sseDone) {
-		return r.Context().Err()
+		return gone(r.Context())
 	}
 	return nil
 }
 
 // streamError ends a committed stream with an error event in the OpenAI envelope, which
-// the official SDKs raise as an error, and no [DONE]. It returns err for the metrics.
-func (s *Server) streamError(send func(...[]byte) bool, err error) error {
-	send(sseData, envelope(toAPIError(err)), sseEnd)
+// the official SDKs raise as an error, and no [DONE]; the response itself then ends
+// properly. It returns err for the metrics.
+func (s *Server) streamError(r *http.Request, send func(...[]byte) bool, err error) error {
+	send(sseData, envelope(forClient(toAPIError(err), requestID(r.Context()))), sseEnd)
 	return err
 }
 

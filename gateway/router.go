@@ -19,7 +19,13 @@ type Upstream struct {
 	// ContextWindow is the model's context length in tokens. If zero, unknown: no
 	// request is refused for its size.
 	ContextWindow int
+	// MaxResponseBytes caps what a tool loop holds of one streamed round (its text and
+	// calls, like a whole answer); above it the stream ends with
+	// upstream_response_too_large. If zero, 64 MiB.
+	MaxResponseBytes int64
 }
+
+const defaultMaxResponseBytes = 64 << 20
 
 // route is where one request goes.
 type route struct {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,11 @@ type Options struct {
 	Upstreams []Upstream
 	// MaxRequestBytes caps a request body (413 above it). If zero, 16 MiB.
 	MaxRequestBytes int64
+	// BodyTimeout and MinBodyRate (bytes per second) bound the reading of a request
+	// body: it must arrive within BodyTimeout + its size / MinBodyRate, or the client
+	// gets 408 and its connection is closed. If zero, 10 seconds and 64 KiB/s.
+	BodyTimeout time.Duration
+	MinBodyRate int64
 	// Registry receives the gateway's metrics and is served at /metrics. If nil, a
 	// registry private to this server is used.
 	Registry *prometheus.Registry
@@ -84,6 +90,10 @@ type Server struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 
+	stopping context.Context // done once Stop is called
+	stop     context.CancelCauseFunc
+	bodies   bodyReader
+
 	catalogs   catalogCache
 	pins       strategyPins
 	tokensOnce sync.Once
@@ -94,6 +104,12 @@ type Server struct {
 func New(o Options) *Server {
 	if o.MaxRequestBytes == 0 {
 		o.MaxRequestBytes = 16 << 20
+	}
+	if o.BodyTimeout == 0 {
+		o.BodyTimeout = 10 * time.Second
+	}
+	if o.MinBodyRate == 0 {
+		o.MinBodyRate = 64 << 10
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
@@ -127,6 +143,7 @@ func New(o Options) *Server {
 		now:     o.Now,
 		mux:     http.NewServeMux(),
 	}
+	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.handle("/v1/chat/completions", http.MethodPost, s.chatCompletions)
 	s.handle("/v1/models", http.MethodGet, s.models)
 	s.handle("/v1/tools", http.MethodGet, s.tools)
@@ -156,4 +173,8 @@ func (s *Server) handle(path, method string, h http.HandlerFunc) {
 	})
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// Stop ends every request in flight, for use once http.Server.Shutdown's grace period
+// has passed: a stream gets a server_shutting_down error event and its proper end (the
+// HTTP response completes), a request not yet answered a 503 server_shutting_down; and
+// so does any request that arrives later. The upstream requests are cancelled.
+func (s *Server) Stop() { s.stop(ErrShuttingDown) }

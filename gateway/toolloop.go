@@ -157,7 +157,9 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 		case meta.IsMeta(name):
 			out := meta.Execute(r.Context(), meta.Call{Name: name, Arguments: c.Function.Arguments}, env)
 			if out.Log != nil {
-				s.log.Warn("tool search", "error", out.Log)
+				// The arguments come from the prompt: only a debug log shows them.
+				s.log.Warn("tool search failed", "request_id", requestID(r.Context()), "error", out.Log)
+				s.log.Debug("tool search failed", "request_id", requestID(r.Context()), "arguments", c.Function.Arguments)
 			}
 			if len(out.Load) > 0 {
 				p.loaded = append(p.loaded, s.opt.State.Load(p.thread, out.Load...)...)

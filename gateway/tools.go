@@ -56,7 +56,7 @@ func (s *Server) toolSearch(w http.ResponseWriter, r *http.Request) {
 	case s.opt.Hybrid != nil:
 		found, err := s.opt.Hybrid.Search(r.Context(), q, opts)
 		if err != nil {
-			s.log.Warn("embeddings failed; lexical results only", "error", err)
+			s.log.Warn("embeddings failed; lexical results only", "request_id", requestID(r.Context()), "error", err)
 		}
 		if found != nil {
 			results = found

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -17,13 +18,20 @@ import (
 // comes; tool calls are held until the round ends, because only then is it known
 // whether the gateway runs them (meta-tools, unloaded tools) or the client gets them.
 type roundStream struct {
-	content string
-	calls   map[int]*oai.ToolCall
+	content strings.Builder
+	calls   map[int]*heldCall
+	held    int64 // bytes of content and calls, capped by the backend's max_response_bytes
 	finish  string
 	usage   *oai.Usage
 	id      string
 	model   string
 	created int64
+}
+
+// heldCall is one tool call as its deltas arrive.
+type heldCall struct {
+	id, typ    string
+	name, args strings.Builder
 }
 
 // message is the assistant message the round produced, for the hidden exchange.
@@ -34,8 +42,9 @@ func (rs *roundStream) message() (json.RawMessage, []oai.ToolCall) {
 		Content   *string        `json:"content"`
 		ToolCalls []oai.ToolCall `json:"tool_calls,omitempty"`
 	}{Role: "assistant", ToolCalls: calls}
-	if rs.content != "" {
-		m.Content = &rs.content
+	if rs.content.Len() > 0 {
+		text := rs.content.String()
+		m.Content = &text
 	}
 	b, _ := json.Marshal(m)
 	return b, calls
@@ -49,8 +58,8 @@ func (rs *roundStream) toolCalls() []oai.ToolCall {
 	sort.Ints(idx)
 	out := make([]oai.ToolCall, 0, len(idx))
 	for _, i := range idx {
-		c := *rs.calls[i]
-		c.Index = nil
+		h := rs.calls[i]
+		c := oai.ToolCall{ID: h.id, Type: h.typ, Function: oai.FunctionCall{Name: h.name.String(), Arguments: h.args.String()}}
 		if c.Type == "" {
 			c.Type = "function"
 		}
@@ -123,8 +132,9 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		rs, err = s.streamRound(resp, x, &sent, commit, send)
 		resp.Stream.Close()
 		if err != nil {
-			if x.committed && r.Context().Err() == nil {
-				send(envelope(toAPIError(err))) // the stream ends with the error, no [DONE]
+			if x.committed && !clientGone(r.Context()) {
+				// The stream ends with the error, no [DONE].
+				send(envelope(forClient(toAPIError(err), requestID(r.Context()))))
 			}
 			return err
 		}
@@ -140,7 +150,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 			s.countDisabled(x, p, calls, outcomeRefused)
 			err := s.roundsExceeded()
 			if x.committed {
-				send(envelope(toAPIError(err)))
+				send(envelope(forClient(toAPIError(err), requestID(r.Context()))))
 			}
 			return err
 		}
@@ -164,7 +174,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		sent = true
 		empty := ""
 		if !send(chunk(oai.Delta{Role: "assistant", Content: &empty}, nil, nil)) {
-			return r.Context().Err()
+			return gone(r.Context())
 		}
 	}
 	calls := rs.toolCalls()
@@ -172,7 +182,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		i := i
 		calls[i].Index = &i
 		if !send(chunk(oai.Delta{ToolCalls: calls[i : i+1]}, nil, nil)) {
-			return r.Context().Err()
+			return gone(r.Context())
 		}
 	}
 	finish := rs.finish
@@ -180,13 +190,13 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 		finish = oai.FinishStop
 	}
 	if !send(chunk(oai.Delta{}, &finish, nil)) {
-		return r.Context().Err()
+		return gone(r.Context())
 	}
 	if env.IncludeUsage && !send(chunk(oai.Delta{}, nil, &total)) {
-		return r.Context().Err()
+		return gone(r.Context())
 	}
 	if _, err := w.Write(sseDone); err != nil {
-		return r.Context().Err()
+		return gone(r.Context())
 	}
 	_ = rc.Flush()
 	return nil
@@ -194,7 +204,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 
 // streamRound reads one upstream stream to its end, forwarding text and holding calls.
 func (s *Server) streamRound(resp *backends.Response, x *exchange, sent *bool, commit func(*backends.Response), send func([]byte) bool) (*roundStream, error) {
-	rs := &roundStream{calls: map[int]*oai.ToolCall{}}
+	rs := &roundStream{calls: map[int]*heldCall{}}
 	for {
 		t := s.now()
 		data, err := resp.Stream.Next()
@@ -228,22 +238,29 @@ func (s *Server) streamRound(resp *backends.Response, x *exchange, sent *bool, c
 			}
 			held := rs.calls[i]
 			if held == nil {
-				held = &oai.ToolCall{}
+				held = &heldCall{}
 				rs.calls[i] = held
 			}
 			if tc.ID != "" {
-				held.ID = tc.ID
+				held.id = tc.ID
 			}
 			if tc.Type != "" {
-				held.Type = tc.Type
+				held.typ = tc.Type
 			}
-			held.Function.Name += tc.Function.Name
-			held.Function.Arguments += tc.Function.Arguments
+			held.name.WriteString(tc.Function.Name)
+			held.args.WriteString(tc.Function.Arguments)
+			rs.held += int64(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments))
+		}
+		if ch.Delta.Content != nil {
+			rs.content.WriteString(*ch.Delta.Content)
+			rs.held += int64(len(*ch.Delta.Content))
+		}
+		if rs.held > x.maxHeld {
+			return nil, backends.TooLarge(x.backend, x.maxHeld)
 		}
 		if ch.Delta.Content == nil || *ch.Delta.Content == "" {
 			continue
 		}
-		rs.content += *ch.Delta.Content
 		if !*sent {
 			commit(resp)
 			*sent = true

@@ -35,8 +35,12 @@ type Options struct {
 	// stream at once and for a whole answer only when it is complete, so it bounds the
 	// generation of a request without "stream". If zero, 10 minutes.
 	Timeout time.Duration
-	// MaxLine caps one SSE line from the upstream. If zero, sse.DefaultMaxLine.
-	MaxLine int
+	// IdleTimeout bounds each pause of an answer once it has begun: between the bytes of
+	// a whole answer, between the events of a stream. If zero, backends.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxEventBytes caps one SSE event from the upstream (its lines together). If zero,
+	// sse.DefaultMaxEvent.
+	MaxEventBytes int
 	// MaxResponseBytes caps a whole (non-streaming) answer. If zero, 64 MiB.
 	MaxResponseBytes int64
 	// Now is the clock for the responses' "created". If nil, time.Now.
@@ -83,6 +87,9 @@ func New(o Options) (*Backend, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Minute
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = backends.DefaultIdleTimeout
+	}
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = 64 << 20
 	}
@@ -90,7 +97,7 @@ func New(o Options) (*Backend, error) {
 		o.Now = time.Now
 	}
 	b := &Backend{opt: o}
-	b.up = backends.Upstream{Name: o.Name, Base: root, Timeout: o.Timeout, Authorize: b.authorize,
+	b.up = backends.Upstream{Name: o.Name, Base: root, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout, Authorize: b.authorize,
 		Client: &http.Client{Transport: &errorTranslator{rt: o.Transport, name: o.Name}}}
 	return b, nil
 }
@@ -127,18 +134,14 @@ func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) 
 			return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_not_streaming",
 				Message: fmt.Sprintf("backend %q answered a streaming request with %q instead of an event stream", b.opt.Name, resp.Header.Get("Content-Type"))}
 		}
-		out.Stream = newStream(resp.Body, cancel, b.opt.MaxLine, newChunker(b.opt.Name, t.names, m))
+		out.Stream = newStream(parent, resp.Body, cancel, b.opt.MaxEventBytes, newChunker(b.opt.Name, t.names, m))
 		return out, nil
 	}
 	defer cancel(nil)
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, b.opt.MaxResponseBytes+1))
+	body, err := backends.ReadAnswer(b.opt.Name, parent, resp.Body, b.opt.MaxResponseBytes)
 	if err != nil {
-		return nil, b.up.TransportError(parent, nil, err)
-	}
-	if int64(len(body)) > b.opt.MaxResponseBytes {
-		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_response_too_large",
-			Message: fmt.Sprintf("backend %q sent a response over %d bytes", b.opt.Name, b.opt.MaxResponseBytes)}
+		return nil, err
 	}
 	if out.Body, err = completion(b.opt.Name, body, t.names, m); err != nil {
 		return nil, err

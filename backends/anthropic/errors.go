@@ -76,7 +76,7 @@ func streamError(name string, d *errorDetail) *backends.Error {
 		status = http.StatusTooManyRequests
 	}
 	return &backends.Error{Status: status, Type: "upstream_error", Code: "upstream_stream_error",
-		Message: fmt.Sprintf("backend %q failed mid-stream: %s: %s", name, d.Type, clip(d.Message))}
+		Message: fmt.Sprintf("backend %q failed mid-stream: %s: %s", name, d.Type, clip(backends.Redact(d.Message)))}
 }
 
 // errorTranslator rewrites Anthropic's error answers into OpenAI error envelopes with

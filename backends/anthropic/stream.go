@@ -3,9 +3,7 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/sse"
@@ -15,6 +13,7 @@ import (
 // event may give several chunks (message_stop gives the finish and the usage), so they
 // wait in pending.
 type stream struct {
+	parent  context.Context // the caller's; when done, its cause says why the stream broke
 	body    io.ReadCloser
 	r       *sse.Reader
 	cancel  context.CancelCauseFunc
@@ -25,8 +24,8 @@ type stream struct {
 
 var errStreamClosed = errors.New("stream closed")
 
-func newStream(body io.ReadCloser, cancel context.CancelCauseFunc, maxLine int, c *chunker) *stream {
-	return &stream{body: body, r: sse.NewReader(body, maxLine), cancel: cancel, c: c}
+func newStream(parent context.Context, body io.ReadCloser, cancel context.CancelCauseFunc, maxEvent int, c *chunker) *stream {
+	return &stream{parent: parent, body: body, r: sse.NewReader(body, maxEvent), cancel: cancel, c: c}
 }
 
 // Next returns the next chunk; io.EOF after message_stop, backends.ErrTruncated when the
@@ -41,17 +40,8 @@ func (s *stream) Next() ([]byte, error) {
 			return nil, s.err
 		}
 		ev, err := s.r.Next()
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			s.err = fmt.Errorf("backend %q: %w", s.c.name, backends.ErrTruncated)
-			continue
-		case errors.Is(err, sse.ErrLineTooLong):
-			s.err = &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_line_too_long",
-				Message: fmt.Sprintf("backend %q sent an event line over the limit", s.c.name), Err: err}
-			continue
-		default:
-			s.err = fmt.Errorf("backend %q: stream read: %w", s.c.name, err)
+		if err != nil {
+			s.err = backends.ReadError(s.c.name, s.parent, err, true)
 			continue
 		}
 		chunks, err := s.c.event(ev.Data)

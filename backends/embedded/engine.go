@@ -4,8 +4,11 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 )
 
@@ -28,10 +31,22 @@ type result struct {
 func (b *Backend) run(j *job) {
 	res, err := b.generate(j)
 	if err != nil {
-		j.fail(err)
+		j.fail(engineError(j, err))
 		return
 	}
 	j.finish(res)
+}
+
+// engineError is what a client sees of a failed generation: the request's own end as
+// it is, and a failure of the engine (a decode that failed, a sampler with nothing to
+// pick) as a 502 naming it, not as a bug of the gateway.
+func engineError(j *job, err error) error {
+	var be *backends.Error
+	if j.ctx.Err() != nil || errors.As(err, &be) {
+		return err
+	}
+	return &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "engine_failed",
+		Message: "the embedded engine failed: " + err.Error(), Err: err}
 }
 
 func (b *Backend) generate(j *job) (*result, error) {

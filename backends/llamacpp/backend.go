@@ -45,8 +45,12 @@ type Options struct {
 	// Grammar constrains tool calls to the allowed set. If nil, no grammar is sent, the
 	// model may call any tool in the prompt, and ConstrainsTools reports false.
 	Grammar GrammarFunc
-	// MaxLine caps one SSE line from the upstream. If zero, sse.DefaultMaxLine.
-	MaxLine int
+	// IdleTimeout bounds each pause of an answer once it has begun: between the bytes of
+	// a whole answer, between the events of a stream. If zero, backends.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxEventBytes caps one SSE event from the upstream (its lines together). If zero,
+	// sse.DefaultMaxEvent.
+	MaxEventBytes int
 	// MaxResponseBytes caps a non-streaming response body. If zero, 64 MiB.
 	MaxResponseBytes int64
 	// Format is the tool-call wire format of the served model's chat template, one of
@@ -92,6 +96,9 @@ func New(o Options) (*Backend, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = backends.DefaultIdleTimeout
+	}
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = 64 << 20
 	}
@@ -104,7 +111,7 @@ func New(o Options) (*Backend, error) {
 	return &Backend{
 		opt: o,
 		up: backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
-			Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout},
+			Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout},
 		newID: func(prefix string) string { return prefix + rand.Text() },
 	}, nil
 }

@@ -47,7 +47,7 @@ func (b *Backend) startStream(ctx context.Context, body []byte, p *params, m met
 		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_not_streaming",
 			Message: fmt.Sprintf("backend %q answered a streaming /completion with %q instead of an event stream", b.opt.Name, ct)}
 	}
-	s := &stream{body: resp.Body, r: sse.NewReader(resp.Body, b.opt.MaxLine), cancel: cancel, parent: ctx,
+	s := &stream{body: resp.Body, r: sse.NewReader(resp.Body, b.opt.MaxEventBytes), cancel: cancel, parent: ctx,
 		name: b.opt.Name, c: &chunker{p: p, m: m}}
 	s.fill()
 	if len(s.queue) == 0 && s.err != nil {
@@ -82,7 +82,7 @@ func (s *stream) fill() {
 			d.Message = string(ev.Data)
 		}
 		s.err = &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error",
-			Message: fmt.Sprintf("backend %q failed mid-stream: %s", s.name, clip(d.Message))}
+			Message: fmt.Sprintf("backend %q failed mid-stream: %s", s.name, clip(backends.Redact(d.Message)))}
 		return
 	}
 	var r completionResult
@@ -98,17 +98,7 @@ func (s *stream) fill() {
 }
 
 func (s *stream) readError(err error) error {
-	switch {
-	case s.parent.Err() != nil:
-		return fmt.Errorf("backend %q: %w", s.name, context.Cause(s.parent))
-	case errors.Is(err, sse.ErrLineTooLong):
-		return &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_line_too_long",
-			Message: fmt.Sprintf("backend %q sent an event line over the limit", s.name), Err: err}
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("backend %q: %w", s.name, backends.ErrTruncated)
-	default: // a connection cut mid-stream
-		return fmt.Errorf("backend %q: %w: %v", s.name, backends.ErrTruncated, err)
-	}
+	return backends.ReadError(s.name, s.parent, err, true)
 }
 
 // Close cancels the upstream request; llama-server stops generating when the connection

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
@@ -35,15 +34,7 @@ func (b *Backend) post(ctx context.Context, path string, body []byte, stream boo
 	}
 	defer cancel(nil)
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, b.opt.MaxResponseBytes+1))
-	if err != nil {
-		return nil, b.up.TransportError(ctx, nil, err)
-	}
-	if int64(len(raw)) > b.opt.MaxResponseBytes {
-		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_response_too_large",
-			Message: fmt.Sprintf("backend %q sent a response over %d bytes", b.opt.Name, b.opt.MaxResponseBytes)}
-	}
-	return raw, nil
+	return backends.ReadAnswer(b.opt.Name, ctx, resp.Body, b.opt.MaxResponseBytes)
 }
 
 func (b *Backend) get(ctx context.Context, path string) ([]byte, error) {

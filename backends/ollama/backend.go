@@ -26,11 +26,14 @@ type Options struct {
 	// Transport makes the upstream calls. If nil, a transport private to this backend
 	// with the standard library's defaults is used.
 	Transport http.RoundTripper
-	// Timeout bounds the wait for Ollama's response headers, which for a first request
-	// includes loading the model; a stream may then run for as long as it produces. Ollama
-	// sends the headers of a request without "stream" with the whole answer, so there it
-	// bounds the whole generation. If zero, 10 minutes.
+	// Timeout bounds the wait for Ollama's response headers and first line, which for a
+	// first request includes loading the model; a stream may then run for as long as it
+	// produces. Ollama sends the headers of a request without "stream" with the whole
+	// answer, so there it bounds the whole generation. If zero, 10 minutes.
 	Timeout time.Duration
+	// IdleTimeout bounds each pause of an answer once it has begun. If zero,
+	// backends.DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Now is the clock for the responses' "created". If nil, time.Now.
 	Now func() time.Time
 	// Estimator estimates cached prompt tokens, which Ollama does not report. Share one
@@ -70,13 +73,16 @@ func New(o Options) (*Backend, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Minute
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = backends.DefaultIdleTimeout
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Estimator == nil {
 		o.Estimator = kvcache.NewPrefixEstimator(kvcache.PrefixOptions{PerModel: 1})
 	}
-	hc := &http.Client{Transport: &headerTimeout{rt: o.Transport, d: o.Timeout}}
+	hc := &http.Client{Transport: &watchTransport{rt: o.Transport, first: o.Timeout, idle: o.IdleTimeout}}
 	return &Backend{opt: o, client: api.NewClient(base, hc)}, nil
 }
 
@@ -108,7 +114,8 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	}
 
 	var r reply
-	err = b.client.Chat(ctx, t.req, func(resp api.ChatResponse) error {
+	cctx, note := withNote(ctx)
+	err = b.client.Chat(cctx, t.req, func(resp api.ChatResponse) error {
 		r.add(&resp)
 		return nil
 	})
@@ -116,7 +123,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		return nil, b.classify(ctx, t.req.Model, err)
 	}
 	if !r.done {
-		return nil, b.incomplete(ctx)
+		return nil, b.incomplete(ctx, note, false)
 	}
 	c, err := t.completion(&r, m, acct.settle(&r))
 	if err != nil {
@@ -131,10 +138,14 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 }
 
 // incomplete is the error for an answer that ended without "done": the client went
-// away, or the upstream stopped early.
-func (b *Backend) incomplete(ctx context.Context) error {
+// away, the upstream stalled or broke the connection (the note says), or it stopped
+// early.
+func (b *Backend) incomplete(ctx context.Context, note *readNote, stream bool) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("backend %q: %w", b.opt.Name, context.Cause(ctx))
+	}
+	if err := note.get(); err != nil {
+		return backends.ReadError(b.opt.Name, ctx, err, stream)
 	}
 	return fmt.Errorf("backend %q: %w", b.opt.Name, backends.ErrTruncated)
 }

@@ -58,12 +58,12 @@ func (b *Backend) classify(ctx context.Context, model string, err error) error {
 		return fmt.Errorf("backend %q: %w (its last line was cut off)", b.opt.Name, backends.ErrTruncated)
 	}
 	return &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error",
-		Message: fmt.Sprintf("backend %q failed: %s", b.opt.Name, clip(err.Error())), Err: err}
+		Message: fmt.Sprintf("backend %q failed: %s", b.opt.Name, clip(backends.Redact(err.Error()))), Err: err}
 }
 
 func (b *Backend) statusError(model string, se api.StatusError) error {
 	code := se.StatusCode
-	msg := clip(strings.TrimSpace(se.ErrorMessage))
+	msg := clip(backends.Redact(strings.TrimSpace(se.ErrorMessage)))
 	if msg == "" {
 		msg = http.StatusText(code)
 	}

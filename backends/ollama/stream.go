@@ -37,6 +37,7 @@ var errStreamClosed = errors.New("stream closed")
 // any output (a missing model, an unreachable server) is returned as a plain error.
 func (b *Backend) startStream(ctx context.Context, t *translated, m meta, acct *accounting) (*stream, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
+	cctx, note := withNote(cctx)
 	events := make(chan event)
 	exited := make(chan struct{})
 	go func() {
@@ -64,7 +65,7 @@ func (b *Backend) startStream(ctx context.Context, t *translated, m meta, acct *
 		case err != nil:
 			err = b.classify(ctx, t.req.Model, err)
 		case !c.done():
-			err = b.incomplete(ctx)
+			err = b.incomplete(ctx, note, true)
 		default:
 			err = io.EOF
 		}

@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -23,11 +22,15 @@ type Options struct {
 	// Transport makes the upstream calls. If nil, a transport private to this backend
 	// with the standard library's defaults is used.
 	Transport http.RoundTripper
-	// Timeout bounds the wait for the upstream's response headers; a stream may then run
-	// for as long as it produces. If zero, 10 minutes.
+	// Timeout bounds the wait for the upstream's response headers and the first byte of
+	// its answer; a stream may then run for as long as it produces. If zero, 10 minutes.
 	Timeout time.Duration
-	// MaxLine caps one SSE line from the upstream. If zero, sse.DefaultMaxLine.
-	MaxLine int
+	// IdleTimeout bounds each pause of an answer once it has begun: between the bytes of
+	// a whole answer, between the events of a stream. If zero, backends.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxEventBytes caps one SSE event from the upstream (its lines together). If zero,
+	// sse.DefaultMaxEvent.
+	MaxEventBytes int
 	// MaxResponseBytes caps a non-streaming response body. If zero, 64 MiB.
 	MaxResponseBytes int64
 	// ReportsCache declares that the upstream puts prompt_tokens_details.cached_tokens in
@@ -67,12 +70,15 @@ func New(o Options) (*Backend, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Minute
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = backends.DefaultIdleTimeout
+	}
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = 64 << 20
 	}
 	b := &Backend{opt: o}
 	b.up = backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
-		Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout, Authorize: b.authorize}
+		Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout, Authorize: b.authorize}
 	return b, nil
 }
 
@@ -88,7 +94,7 @@ func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) 
 	}
 	out := &backends.Response{Header: passHeaders(resp.Header)}
 	if req.Stream && isEventStream(resp.Header.Get("Content-Type")) {
-		out.Stream = newStream(resp.Body, cancel, b.opt.MaxLine, b.opt.Name)
+		out.Stream = newStream(parent, resp.Body, cancel, b.opt.MaxEventBytes, b.opt.Name, b.opt.APIKey)
 		if b.opt.ReportsCache {
 			out.Cache = backends.CacheReported
 		}
@@ -96,13 +102,9 @@ func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) 
 	}
 	defer cancel(nil)
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, b.opt.MaxResponseBytes+1))
+	body, err := backends.ReadAnswer(b.opt.Name, parent, resp.Body, b.opt.MaxResponseBytes)
 	if err != nil {
-		return nil, b.up.TransportError(parent, nil, err)
-	}
-	if int64(len(body)) > b.opt.MaxResponseBytes {
-		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_response_too_large",
-			Message: fmt.Sprintf("backend %q sent a response over %d bytes", b.opt.Name, b.opt.MaxResponseBytes)}
+		return nil, err
 	}
 	if req.Stream {
 		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_not_streaming",

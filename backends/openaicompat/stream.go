@@ -14,15 +14,26 @@ import (
 
 // stream reads an upstream's SSE body as chat.completion.chunk objects.
 type stream struct {
+	parent context.Context // the caller's; when done, its cause says why the stream broke
 	body   io.ReadCloser
 	r      *sse.Reader
 	cancel context.CancelCauseFunc
 	name   string
+	secret string // the upstream key, never shown
 	done   bool
 }
 
-func newStream(body io.ReadCloser, cancel context.CancelCauseFunc, maxLine int, name string) *stream {
-	return &stream{body: body, r: sse.NewReader(body, maxLine), cancel: cancel, name: name}
+func newStream(parent context.Context, body io.ReadCloser, cancel context.CancelCauseFunc, maxEvent int, name, secret string) *stream {
+	return &stream{parent: parent, body: body, r: sse.NewReader(body, maxEvent), cancel: cancel, name: name, secret: secret}
+}
+
+// clip keeps an upstream message short enough to show.
+func clip(s string) string {
+	const max = 512
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
 
 var errStreamClosed = errors.New("stream closed")
@@ -32,15 +43,8 @@ func (s *stream) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	ev, err := s.r.Next()
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("backend %q: %w", s.name, backends.ErrTruncated)
-	case errors.Is(err, sse.ErrLineTooLong):
-		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_line_too_long",
-			Message: fmt.Sprintf("backend %q sent an event line over the limit", s.name), Err: err}
-	default:
-		return nil, fmt.Errorf("backend %q: stream read: %w", s.name, err)
+	if err != nil {
+		return nil, backends.ReadError(s.name, s.parent, err, true)
 	}
 	if string(ev.Data) == "[DONE]" {
 		s.done = true
@@ -53,7 +57,7 @@ func (s *stream) Next() ([]byte, error) {
 			d.Message = string(ev.Data)
 		}
 		return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error",
-			Message: fmt.Sprintf("backend %q failed mid-stream: %s", s.name, d.Message)}
+			Message: fmt.Sprintf("backend %q failed mid-stream: %s", s.name, clip(backends.Redact(d.Message, s.secret)))}
 	}
 	return ev.Data, nil
 }

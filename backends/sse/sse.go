@@ -1,6 +1,7 @@
 // Package sse reads Server-Sent Events as upstream engines write them.
 //
-// It owns framing only: lines, fields, events, and a cap on line size so a broken or
+// It owns framing only: lines, fields, events, and a cap on an event's size (all its
+// lines together, so one event split over many data lines is capped too) so a broken or
 // hostile upstream cannot make the gateway buffer without bound. What an event means is
 // the caller's business.
 package sse
@@ -13,12 +14,12 @@ import (
 	"io"
 )
 
-// DefaultMaxLine is the longest line a Reader accepts when MaxLine is zero. A chunk with a
-// whole tool call's arguments fits many times over; a runaway line does not.
-const DefaultMaxLine = 8 << 20
+// DefaultMaxEvent is the largest event a Reader accepts when its cap is zero. A chunk
+// with a whole tool call's arguments fits many times over; a runaway event does not.
+const DefaultMaxEvent = 8 << 20
 
-// ErrLineTooLong is returned for a line over the reader's cap.
-var ErrLineTooLong = errors.New("sse: line too long")
+// ErrTooLarge is returned for an event whose lines together exceed the reader's cap.
+var ErrTooLarge = errors.New("sse: event too large")
 
 // Event is one dispatched event. Data joins the event's data lines with "\n".
 type Event struct {
@@ -28,30 +29,33 @@ type Event struct {
 
 // Reader reads events from an SSE stream.
 type Reader struct {
-	r       *bufio.Reader
-	maxLine int
-	line    []byte
-	data    []byte
+	r    *bufio.Reader
+	max  int
+	line []byte
+	data []byte
 }
 
-// NewReader returns a Reader of src with lines capped at maxLine bytes (DefaultMaxLine if
-// zero).
-func NewReader(src io.Reader, maxLine int) *Reader {
-	if maxLine <= 0 {
-		maxLine = DefaultMaxLine
+// NewReader returns a Reader of src whose events are capped at max bytes: the lines
+// between two blank lines, terminators excluded, comments and unknown fields included.
+// If max is zero, DefaultMaxEvent.
+func NewReader(src io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMaxEvent
 	}
-	return &Reader{r: bufio.NewReaderSize(src, 16<<10), maxLine: maxLine}
+	return &Reader{r: bufio.NewReaderSize(src, 16<<10), max: max}
 }
 
 // Next returns the next event with a data field. Event.Data is valid until the next call.
 // At the end of the stream it returns io.EOF; an event cut off by the end of the stream
-// (no blank line after it) is returned with io.ErrUnexpectedEOF.
+// (no blank line after it) is returned with io.ErrUnexpectedEOF; an event over the cap,
+// as soon as its lines pass it, with an error wrapping ErrTooLarge.
 func (r *Reader) Next() (Event, error) {
 	var ev Event
 	r.data = r.data[:0]
 	hasData := false
+	size := 0 // bytes of the event's lines so far
 	for {
-		line, err := r.readLine()
+		line, err := r.readLine(r.max - size)
 		if err != nil {
 			if err == io.EOF && (hasData || len(line) > 0) {
 				return Event{}, io.ErrUnexpectedEOF
@@ -64,8 +68,10 @@ func (r *Reader) Next() (Event, error) {
 				return ev, nil
 			}
 			ev.Name = ""
+			size = 0
 			continue
 		}
+		size += len(line)
 		if line[0] == ':' { // comment, used as keep-alive
 			continue
 		}
@@ -78,6 +84,7 @@ func (r *Reader) Next() (Event, error) {
 		}
 		switch string(field) {
 		case "data":
+			r.data = r.grow(r.data, len(value)+1)
 			if hasData {
 				r.data = append(r.data, '\n')
 			}
@@ -89,33 +96,53 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// readLine returns one line without its terminator ("\n", "\r\n" or a lone "\r" before
-// "\n" is not treated specially). At EOF with a partial line it returns the partial line
-// and io.EOF.
-func (r *Reader) readLine() ([]byte, error) {
+// grow makes room for n more bytes in b, by half again (append grows large slices by
+// a quarter, which for an event at the cap allocates five times the cap on the way),
+// never past the cap and a newline.
+func (r *Reader) grow(b []byte, n int) []byte {
+	if len(b)+n <= cap(b) {
+		return b
+	}
+	c := min(max(cap(b)+cap(b)/2, len(b)+n), r.max+1)
+	nb := make([]byte, len(b), max(c, len(b)+n))
+	copy(nb, b)
+	return nb
+}
+
+// readLine returns one line of at most max bytes without its terminator ("\n" or
+// "\r\n"). At EOF with a partial line it returns the partial line and io.EOF; a longer
+// line is an error wrapping ErrTooLarge, returned once the cap is passed, without
+// reading the rest.
+func (r *Reader) readLine(max int) ([]byte, error) {
 	r.line = r.line[:0]
 	for {
 		frag, err := r.r.ReadSlice('\n')
-		if len(r.line)+len(frag) > r.maxLine+2 {
-			return nil, fmt.Errorf("%w: over %d bytes", ErrLineTooLong, r.maxLine)
+		if len(r.line)+len(frag) > max+2 { // +2: the terminator is not counted
+			return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, r.max)
 		}
 		if err == bufio.ErrBufferFull {
-			r.line = append(r.line, frag...)
+			r.line = append(r.grow(r.line, len(frag)), frag...)
 			continue
 		}
 		var line []byte
 		if len(r.line) == 0 {
 			line = frag // no copy on the common path; valid until the next read
 		} else {
-			r.line = append(r.line, frag...)
+			r.line = append(r.grow(r.line, len(frag)), frag...)
 			line = r.line
 		}
 		if err != nil {
+			if len(line) > max {
+				return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, r.max)
+			}
 			return line, err
 		}
 		line = line[:len(line)-1]
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
+		}
+		if len(line) > max {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, r.max)
 		}
 		return line, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestReader_CutOffEventIsUnexpectedEOF(t *testing.T) {
 func TestReader_LineOverCapIsAnError(t *testing.T) {
 	in := "data: " + strings.Repeat("x", 100) + "\n\n"
 	_, err := readAll(t, NewReader(strings.NewReader(in), 50))
-	if !errors.Is(err, ErrLineTooLong) {
+	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("err %v", err)
 	}
 	// A line longer than the internal buffer but under the cap is whole.
@@ -55,28 +56,172 @@ func TestReader_LineOverCapIsAnError(t *testing.T) {
 	}
 }
 
-// FuzzReader: arbitrary bytes never panic, every event's data fits the cap, and the
-// reader ends with EOF, ErrUnexpectedEOF or ErrLineTooLong.
-func FuzzReader(f *testing.F) {
-	for _, s := range []string{"data: a\n\n", "data: [DONE]\n\n", ":\n\ndata:x\r\n\r\n", "event: e\ndata: 1\ndata: 2\n\n", "data: cut"} {
-		f.Add([]byte(s))
+// The cap is on the event, not the line: many short data lines that add up past it are
+// an error, while the same lines split into separate events pass.
+func TestReader_EventOverCapIsAnErrorWhateverItsLines(t *testing.T) {
+	line := "data: " + strings.Repeat("z", 94) + "\n" // 100 bytes counted per line
+	_, err := readAll(t, NewReader(strings.NewReader(strings.Repeat(line, 11)+"\n"), 1000))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("11 lines of 100 bytes under a 1000-byte cap: err %v, want ErrTooLarge", err)
 	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		r := NewReader(bytes.NewReader(in), 64)
-		for i := 0; ; i++ {
-			ev, err := r.Next()
-			if err != nil {
-				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.Is(err, ErrLineTooLong) {
-					t.Fatalf("unexpected error %v", err)
-				}
-				return
+	got, err := readAll(t, NewReader(strings.NewReader(strings.Repeat(line, 10)+"\n"), 1000))
+	if err != io.EOF || len(got) != 1 || len(got[0].Data) != 10*94+9 {
+		t.Errorf("10 lines of 100 bytes under a 1000-byte cap: %d events, err %v", len(got), err)
+	}
+	got, err = readAll(t, NewReader(strings.NewReader(strings.Repeat(line+"\n", 50)), 1000))
+	if err != io.EOF || len(got) != 50 {
+		t.Errorf("50 separate events: %d, err %v", len(got), err)
+	}
+	// Comments between blank lines count toward nothing but their own block.
+	_, err = readAll(t, NewReader(strings.NewReader(strings.Repeat(": "+strings.Repeat("c", 98)+"\n", 11)+"\n"), 1000))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("11 comment lines with no blank line between: err %v, want ErrTooLarge", err)
+	}
+}
+
+// eventSource generates one event of about size bytes, split into data lines of
+// lineLen bytes, without holding it: the reader is the only thing that could buffer it.
+type eventSource struct {
+	line []byte
+	left int
+	pos  int
+}
+
+func newEventSource(size, lineLen int) *eventSource {
+	l := append([]byte("data: "), bytes.Repeat([]byte("x"), lineLen-7)...)
+	return &eventSource{line: append(l, '\n'), left: size}
+}
+
+func (s *eventSource) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && s.left > 0 {
+		c := copy(p[n:], s.line[s.pos:])
+		n += c
+		s.left -= c
+		s.pos = (s.pos + c) % len(s.line)
+	}
+	return n, nil
+}
+
+// The probe of issue 12: one 100 MB event split over many data lines made the gateway
+// hold 398 MB. With a 1 MiB cap the reader stops at the cap, having allocated a few
+// times the cap (the data growing to it, and the bufio buffer), under 8 × the cap.
+func TestReader_HugeEventOverManyLinesStopsAtTheCap(t *testing.T) {
+	const capBytes = 1 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	src := newEventSource(100<<20, 1000)
+	_, err := NewReader(src, capBytes).Next()
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err %v, want ErrTooLarge", err)
+	}
+	read := 100<<20 - src.left
+	if read > capBytes+64<<10 {
+		t.Errorf("read %d bytes of the event, want the cap (%d) and a buffer at most", read, capBytes)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*capBytes {
+		t.Errorf("allocated %d bytes reading the event, want under %d (8 × the cap)", alloc, 8*capBytes)
+	} else {
+		t.Logf("allocated %d bytes for a 100 MiB event under a %d-byte cap", alloc, capBytes)
+	}
+}
+
+// refEvents is a reference reader, written for clarity over the whole input: the
+// events and the error Reader must produce.
+func refEvents(in []byte, max int) ([]Event, error) {
+	var out []Event
+	var data []byte
+	name, hasData, size := "", false, 0
+	for {
+		i := bytes.IndexByte(in, '\n')
+		if i < 0 { // the partial last line
+			switch {
+			case len(in) > max-size:
+				return out, ErrTooLarge
+			case hasData || len(in) > 0:
+				return out, io.ErrUnexpectedEOF
 			}
-			if len(ev.Data) > len(in) {
-				t.Fatalf("event data longer than input")
+			return out, io.EOF
+		}
+		line := bytes.TrimSuffix(in[:i], []byte("\r"))
+		in = in[i+1:]
+		if len(line) > max-size {
+			return out, ErrTooLarge
+		}
+		if len(line) == 0 {
+			if hasData {
+				out = append(out, Event{Name: name, Data: data})
 			}
-			if i > len(in) {
+			data, name, hasData, size = nil, "", false, 0
+			continue
+		}
+		size += len(line)
+		if line[0] == ':' {
+			continue
+		}
+		field, value, found := bytes.Cut(line, []byte(":"))
+		if found {
+			value = bytes.TrimPrefix(value, []byte(" "))
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			if data == nil {
+				data = []byte{}
+			}
+			hasData = true
+		case "event":
+			name = string(value)
+		}
+	}
+}
+
+// FuzzReader: arbitrary bytes never panic, and the reader gives the events and the end
+// (EOF, ErrUnexpectedEOF or ErrTooLarge) of the reference reader, for a small cap and
+// one larger than the internal buffer.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "data: [DONE]\n\n", ":\n\ndata:x\r\n\r\n", "event: e\ndata: 1\ndata: 2\n\n", "data: cut",
+		"data: " + strings.Repeat("a", 70) + "\n\n", strings.Repeat("data: abcdefgh\n", 9) + "\n"} {
+		f.Add([]byte(s), uint16(64))
+	}
+	f.Add([]byte("data: "+strings.Repeat("b", 20<<10)+"\n\n"), uint16(30000))
+	f.Fuzz(func(t *testing.T, in []byte, max uint16) {
+		m := int(max)%(40<<10) + 1
+		want, wantErr := refEvents(in, m)
+		var got []Event
+		r := NewReader(bytes.NewReader(in), m)
+		var err error
+		for {
+			var ev Event
+			if ev, err = r.Next(); err != nil {
+				break
+			}
+			if ev.Data == nil {
+				ev.Data = []byte{}
+			}
+			got = append(got, Event{Name: ev.Name, Data: bytes.Clone(ev.Data)})
+			if len(got) > len(in) {
 				t.Fatal("more events than input bytes")
 			}
+		}
+		if !errors.Is(err, wantErr) {
+			t.Fatalf("end %v, want %v", err, wantErr)
+		}
+		for i := range want {
+			if want[i].Data == nil {
+				want[i].Data = []byte{}
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("events (-ref +reader):\n%s", diff)
 		}
 	})
 }

@@ -62,8 +62,9 @@ const templateTimeout = 3 * time.Second
 // names none, the one its chat template shows. A template whose calls no constraint
 // can express leaves the backend unconstrained (the gateway then uses remove), and
 // says so once, here. A server that does not answer yet is taken to speak Hermes.
-func newLlamaCpp(b config.Backend, transport http.RoundTripper, timeout time.Duration, log *slog.Logger) (backends.Backend, error) {
-	opt := llamacpp.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout, Format: b.Format}
+func newLlamaCpp(b config.Backend, transport http.RoundTripper, log *slog.Logger) (backends.Backend, error) {
+	opt := llamacpp.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: time.Duration(b.Timeout),
+		IdleTimeout: time.Duration(b.IdleTimeout), MaxResponseBytes: int64(b.MaxResponseBytes), MaxEventBytes: int(b.MaxEventBytes), Format: b.Format}
 	if b.Format != "" {
 		f, _ := masking.FormatByName(b.Format) // config validated the name
 		opt.Grammar = grammarFor(f)

@@ -22,7 +22,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,6 +44,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { // the first signal starts the graceful shutdown; a second one kills at once
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -71,7 +74,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "gateway: -log-level %q: use debug, info, warn or error\n", *logLevel)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	cfg := &config.Config{}
 	if *configPath != "" {
@@ -93,6 +95,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		log.Info("serving with the embedded engine", "model", ggufModelName(*model), "file", *model)
 	}
+	// Every log line passes the redactor: no configured key's value, nor anything
+	// key-shaped an upstream echoes, reaches the log.
+	log := slog.New(gateway.RedactLogs(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), secretValues(cfg, getenv)...))
 
 	transport := newTransport()
 	if len(cfg.Backends) == 0 {
@@ -149,6 +154,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Upstreams:       ups,
 		Chooser:         chooser,
 		MaxRequestBytes: int64(cfg.MaxRequestBytes),
+		BodyTimeout:     time.Duration(cfg.Server.BodyTimeout),
+		MinBodyRate:     int64(cfg.Server.MinBodyRate),
 		Registry:        reg,
 		Logger:          log,
 		Tools:           tools,
@@ -172,7 +179,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "gateway: listen: %v\n", err)
 		return 1
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	ln = gateway.LimitListener(ln, cfg.Server.MaxConnections)
+	hs := newHTTPServer(srv, cfg.Server)
 	log.Info("maskgate listening", "addr", "http://"+ln.Addr().String(), "backends", len(ups))
 	hctx, stopHealth := context.WithCancel(ctx) // whichever way run returns, the checks end
 	defer stopHealth()
@@ -185,13 +193,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 1
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("shutdown", "error", err)
-	}
+	shutdown(hs, srv, time.Duration(cfg.Server.ShutdownGrace), log)
 	return 0
+}
+
+// newHTTPServer is the client-facing server with the configured limits. The body's
+// limits are the gateway's (its handler paces each body); http.Server's ReadTimeout and
+// WriteTimeout stay off, since they would also cut long streams.
+func newHTTPServer(h http.Handler, c config.Server) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: time.Duration(c.ReadHeaderTimeout),
+		IdleTimeout:       time.Duration(c.KeepAliveTimeout),
+		MaxHeaderBytes:    int(c.MaxHeaderBytes),
+	}
+}
+
+// afterGrace is how long the streams that Stop ends get to write their error event
+// before every connection left is closed.
+const afterGrace = 2 * time.Second
+
+// shutdown stops accepting at once, lets the requests in flight finish for grace, then
+// ends the rest through the gateway's Stop (error events, 503s) and, afterGrace later,
+// closes whatever is still open (a client that does not read).
+func shutdown(hs *http.Server, srv *gateway.Server, grace time.Duration, log *slog.Logger) {
+	log.Info("shutting down: no new connections; requests in flight may finish", "grace", grace)
+	stop := time.AfterFunc(grace, func() {
+		log.Warn("grace period over: ending the requests still in flight", "grace", grace)
+		srv.Stop()
+	})
+	defer stop.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), grace+afterGrace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		log.Warn("shutdown: closing the connections left", "error", err)
+		hs.Close()
+	}
 }
 
 // newTransport is the one upstream transport every backend shares: keep-alive pools

@@ -43,7 +43,8 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		if err != nil {
 			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
 		}
-		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow})
+		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow,
+			MaxResponseBytes: int64(b.MaxResponseBytes)})
 	}
 	return ups, nil
 }
@@ -52,27 +53,31 @@ func newBackend(b config.Backend, key string, transport http.RoundTripper, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	timeout := time.Duration(b.Timeout)
+	timeout, idle := time.Duration(b.Timeout), time.Duration(b.IdleTimeout)
+	compat := openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout,
+		IdleTimeout: idle, MaxResponseBytes: int64(b.MaxResponseBytes), MaxEventBytes: int(b.MaxEventBytes)}
 	switch b.Kind {
 	case "vllm":
 		// The structural tag must be in the model's format: format: (default hermes).
-		return vllm.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout, Format: b.Format})
+		compat.Format = b.Format
+		return vllm.New(compat)
 	case "openai":
 		// allowed_tools enforces the loaded set; names OpenAI refuses are mapped both ways.
-		return openai.New(openai.Options{Options: openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key,
-			Transport: transport, Timeout: timeout}})
+		return openai.New(openai.Options{Options: compat})
 	case "sglang":
 		// A structural tag in response_format; cached tokens need --enable-cache-report.
-		return sglang.New(openaicompat.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout, Format: b.Format})
+		compat.Format = b.Format
+		return sglang.New(compat)
 	case "anthropic":
 		// The Messages API, translated both ways; it cannot constrain, so it gets remove.
-		return anthropic.New(anthropic.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout})
+		return anthropic.New(anthropic.Options{Name: b.Name, BaseURL: b.URL, APIKey: key, Transport: transport, Timeout: timeout,
+			IdleTimeout: idle, MaxResponseBytes: int64(b.MaxResponseBytes), MaxEventBytes: int(b.MaxEventBytes)})
 	case "llamacpp":
 		// /apply-template + /completion keep the prompt the client's bytes and take a
 		// grammar for the loaded set; llama-server's /v1 refuses a grammar with tools.
-		return newLlamaCpp(b, transport, timeout, log)
+		return newLlamaCpp(b, transport, log)
 	case "ollama":
-		return ollama.New(ollama.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout})
+		return ollama.New(ollama.Options{Name: b.Name, BaseURL: b.URL, Transport: transport, Timeout: timeout, IdleTimeout: idle})
 	case "embedded":
 		return newEmbedded(b)
 	}
@@ -98,6 +103,25 @@ func newReplicated(b config.Backend, key string, transport http.RoundTripper, lo
 	}
 	return replicas.New(replicas.Options{Name: b.Name, Replicas: rs,
 		HealthInterval: time.Duration(b.HealthInterval), Logger: log})
+}
+
+// secretValues are the values of every key the configuration names (upstream keys, the
+// admin key, the embeddings key), for the log redactor.
+func secretValues(cfg *config.Config, getenv func(string) string) []string {
+	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv}
+	for _, b := range cfg.Backends {
+		names = append(names, b.APIKeyEnv)
+	}
+	var out []string
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if v := getenv(n); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // startHealthChecks runs, until ctx is done, the background checks of every backend

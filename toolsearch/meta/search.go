@@ -54,10 +54,10 @@ func searchTools(ctx context.Context, raw string, env *Env) Outcome {
 	if serr != nil {
 		if found == nil {
 			out = failure("tool search failed; try again")
-			out.Log = fmt.Errorf("search_tools %q: %w", query, serr)
+			out.Log = fmt.Errorf("search_tools: %w", serr) // not the query: it is the model's, from the prompt
 			return out
 		}
-		out.Log = fmt.Errorf("search_tools %q (lexical results returned): %w", query, serr)
+		out.Log = fmt.Errorf("search_tools (lexical results returned): %w", serr)
 	}
 
 	c := searchContent{Results: make([]resultItem, 0, len(found))}
