@@ -93,11 +93,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			fmt.Fprintf(stderr, "gateway: -model: %v\n", err)
 			return 2
 		}
-		log.Info("serving with the embedded engine", "model", ggufModelName(*model), "file", *model)
 	}
 	// Every log line passes the redactor: no configured key's value, nor anything
 	// key-shaped an upstream echoes, reaches the log.
 	log := slog.New(gateway.RedactLogs(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), secretValues(cfg, getenv)...))
+	if *model != "" {
+		log.Info("serving with the embedded engine", "model", ggufModelName(*model), "file", *model)
+	}
 
 	transport := newTransport()
 	if len(cfg.Backends) == 0 {
