@@ -15,6 +15,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // upstream is a scripted OpenAI-compatible server that records what it received.
@@ -129,3 +130,9 @@ func sseEvents(body []byte) []string {
 type httptestServer = httptest.Server
 
 func newHTTPTest(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// testThreadSecret is the thread secret of gateways whose threads a test fills itself,
+// through testThreads.
+var testThreadSecret = []byte("test thread secret")
+
+var testThreads = state.Threads{Secret: testThreadSecret}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"sort"
+	"time"
 
 	"github.com/maskgate/maskgate/backends"
 )
@@ -19,6 +20,12 @@ type Upstream struct {
 	// ContextWindow is the model's context length in tokens. If zero, unknown: no
 	// request is refused for its size.
 	ContextWindow int
+	// MaxInFlight caps the requests sent to this backend at once; past it they wait in a
+	// queue of MaxQueue, each for at most QueueTimeout (if zero, 30s), and are answered
+	// 503 when it is full or the wait runs out. If zero, no cap.
+	MaxInFlight  int
+	MaxQueue     int
+	QueueTimeout time.Duration
 }
 
 // route is where one request goes.

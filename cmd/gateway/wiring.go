@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -43,7 +44,11 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		if err != nil {
 			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
 		}
-		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow})
+		// Discovered and -model backends were not in the file: its defaults, here.
+		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow,
+			MaxInFlight:  cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
+			MaxQueue:     cmp.Or(b.MaxQueue, config.DefaultMaxQueue),
+			QueueTimeout: cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout)})
 	}
 	return ups, nil
 }
