@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/tenant"
 )
 
@@ -95,7 +96,19 @@ func presentedKey(h http.Header) (key, problem string) {
 // backend outside its own. 403, not 404: the key is valid and the model exists, and
 // the operator who reads the answer should see which of the two to change.
 func (s *Server) allow(c caller, model string, rt route) error {
-	if c.key == nil || (c.key.AllowsModel(model) && c.key.AllowsBackend(rt.up.Name)) {
+	if c.key == nil {
+		return nil
+	}
+	if c.key.IsolateCache {
+		// Config refuses this; a gateway built otherwise must not send an isolated
+		// caller's prompt where it would share the cache.
+		if ci, ok := rt.up.Backend.(backends.CacheIsolator); !ok || !ci.IsolatesCache() {
+			s.metrics.rejected.WithLabelValues(c.label(), "forbidden").Inc()
+			return &apiError{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "cache_isolation_unavailable",
+				Message: "this API key's prompts must not share the engine's cache, and the backend serving " + quote(model) + " cannot keep them apart"}
+		}
+	}
+	if c.key.AllowsModel(model) && c.key.AllowsBackend(rt.up.Name) {
 		return nil
 	}
 	s.metrics.rejected.WithLabelValues(c.label(), "forbidden").Inc()

@@ -35,13 +35,13 @@ func (b *bucket) take(n float64, now time.Time) (ok bool, wait time.Duration) {
 	return false, b.until(n)
 }
 
-// positive reports whether the bucket is out of debt; else how long until it is.
-func (b *bucket) positive(now time.Time) (ok bool, wait time.Duration) {
+// solvent reports whether the bucket is out of debt; else how long until it is.
+func (b *bucket) solvent(now time.Time) (ok bool, wait time.Duration) {
 	b.refill(now)
-	if b.level > 0 {
+	if b.level >= 0 {
 		return true, 0
 	}
-	return false, b.until(0) + time.Nanosecond
+	return false, b.until(0)
 }
 
 // charge removes n, going into debt if needed.

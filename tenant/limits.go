@@ -70,7 +70,7 @@ func (l *Limiter) Admit(k *Key) (release func(), refused *Refusal) {
 		return nil, &Refusal{Reason: ReasonConcurrency, Limit: lim.MaxConcurrent, RetryAfter: time.Second}
 	}
 	if lim.TokensPerMinute > 0 {
-		if ok, wait := st.tokens.positive(now); !ok {
+		if ok, wait := st.tokens.solvent(now); !ok {
 			return nil, &Refusal{Reason: ReasonTokens, Limit: lim.TokensPerMinute, RetryAfter: atLeastASecond(wait)}
 		}
 	}

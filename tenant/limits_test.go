@@ -55,11 +55,15 @@ func TestLimiter_TokensAreChargedAfterTheAnswerAndRefuseWhileInDebt(t *testing.T
 	if r == nil || r.Reason != ReasonTokens {
 		t.Fatalf("refusal %+v, want tokens_per_minute", r)
 	}
-	// 300 tokens of debt at 10 per second: 30 s (and a hair, to be above zero).
-	if r.RetryAfter < 30*time.Second || r.RetryAfter > 31*time.Second {
+	// 300 tokens of debt at 10 per second: 30 s.
+	if r.RetryAfter != 30*time.Second {
 		t.Errorf("RetryAfter %v, want 30s", r.RetryAfter)
 	}
-	c.advance(30*time.Second + time.Millisecond)
+	c.advance(29 * time.Second)
+	if _, r := l.Admit(k); r == nil {
+		t.Fatal("admitted while still in debt")
+	}
+	c.advance(time.Second)
 	if _, r := l.Admit(k); r != nil {
 		t.Fatalf("refused after the debt was paid back: %v", r)
 	}

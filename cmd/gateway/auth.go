@@ -58,16 +58,34 @@ func buildKeys(cfg *config.Config, getenv func(string) string, adminKey string) 
 var errExposed = errors.New("no client keys are configured, so anyone who reaches this address would use the gateway and its upstream keys")
 
 // checkExposure refuses to serve without keys on an address other hosts can reach,
-// unless the config says auth: none. addr is the bound address, so a name or ":4000"
-// is judged by what the listener actually took.
-func checkExposure(cfg *config.Config, addr net.Addr) error {
-	if !cfg.Anonymous() || cfg.Auth == config.AuthNone {
+// unless the config says auth: none. It runs before the listener binds, so a refused
+// address is never open, even for a moment. A host name counts as loopback only if
+// every address it resolves to is.
+func checkExposure(cfg *config.Config, listen string) error {
+	if !cfg.Anonymous() || cfg.Auth == config.AuthNone || loopbackOnly(listen) {
 		return nil
 	}
-	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
-		return nil
+	return fmt.Errorf("listen %s: %w; add keys: to the config (%s), listen on 127.0.0.1, or set auth: none to serve without keys on purpose", listen, errExposed, config.HashKeyHint)
+}
+
+func loopbackOnly(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return false // ":4000" is every interface
 	}
-	return fmt.Errorf("listen %s: %w; add keys: to the config (%s), listen on 127.0.0.1, or set auth: none to serve without keys on purpose", addr, errExposed, config.HashKeyHint)
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // hashKey is -hash-key: it reads one key from in (a trailing newline is not part of

@@ -82,6 +82,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
+	if err := checkExposure(cfg, cfg.Listen); err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
+	}
 	if *model != "" {
 		if err := addEmbeddedModel(cfg, *model); err != nil {
 			fmt.Fprintf(stderr, "gateway: -model: %v\n", err)
@@ -185,11 +189,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: listen: %v\n", err)
 		return 1
-	}
-	if err := checkExposure(cfg, ln.Addr()); err != nil {
-		ln.Close()
-		fmt.Fprintf(stderr, "gateway: %v\n", err)
-		return 2
 	}
 	logAuth(log, cfg, keys, ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
