@@ -172,7 +172,7 @@ func TestParse_EmptyFileIsDefaults(t *testing.T) {
 }
 
 func TestLoad_ExampleFilesAreValid(t *testing.T) {
-	for _, f := range []string{"../examples/gateway.yaml", "../examples/openai.yaml"} {
+	for _, f := range []string{"../examples/gateway.yaml", "../examples/openai.yaml", "../examples/docker.yaml"} {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

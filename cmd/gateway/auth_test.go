@@ -177,3 +177,13 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// The Docker example listens on 0.0.0.0 with a key from the environment: without the
+// key it stops at start, naming the variable, before anything is bound.
+func TestRun_TheDockerExampleNeedsItsKey(t *testing.T) {
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"-config", "../../examples/docker.yaml", "-listen", "0.0.0.0:4000"}, func(string) string { return "" }, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "MASKGATE_KEY_TEAM is empty") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}
