@@ -296,6 +296,6 @@ func (s *Server) record(x *exchange) {
 		}
 		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
 	}
-	s.log.Debug("chat", "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+	s.log.Debug("chat", "key", x.caller.label(), "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
 }

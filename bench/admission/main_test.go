@@ -10,9 +10,11 @@ import (
 
 // TestRun_Quick is the load run's quick mode: a few seconds of streams from two keys.
 // It asserts the run's three checks — no error below the limits, 429s above them,
-// memory flat — and the report's shape; never a latency.
+// memory flat — and the report's shape; never a latency. Greedy's limit is low (30 at
+// once, then one every 2 s) so that it is exceeded however slow the machine: its
+// admitted streams hold at most 30 of its 32 workers, and its 429s are answered at once.
 func TestRun_Quick(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Duration: 3 * time.Second, Rate: 100, Clients: 32, GreedyRPM: 120, Sample: 100 * time.Millisecond})
+	rep, err := Run(context.Background(), Config{Duration: 3 * time.Second, Rate: 100, Clients: 32, GreedyRPM: 30, Sample: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +28,13 @@ func TestRun_Quick(t *testing.T) {
 		t.Fatalf("keys %+v", rep.Keys)
 	}
 	s, g := rep.Keys[0], rep.Keys[1]
-	if s.Sent < 100 || s.OK != s.Sent || s.TooMany != 0 || s.Other != 0 {
+	if s.Sent == 0 || s.OK != s.Sent || s.TooMany != 0 || s.Other != 0 {
 		t.Errorf("steady: %+v; want every request answered", s)
 	}
-	// 300 arrivals against a bucket of 120 refilled at 2 a second.
 	if g.TooMany == 0 || g.OK+g.TooMany != g.Sent || g.OK > g.ExpectedOKAtMost {
 		t.Errorf("greedy: %+v; want 200s up to %d and 429s for the rest", g, g.ExpectedOKAtMost)
 	}
-	if !strings.Contains(out.String(), "| greedy | 120 requests/min |") {
+	if !strings.Contains(out.String(), "| greedy | 30 requests/min |") {
 		t.Errorf("report:\n%s", out.String())
 	}
 }
