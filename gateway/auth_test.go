@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +260,46 @@ func metricValue(t testing.TB, gw *testGateway, name string, labels map[string]s
 // postStatus posts a chat body without a key and returns status, headers and body.
 func (g *testGateway) postStatus(t testing.TB, body string) (int, http.Header, []byte) {
 	return send(t, "POST", g.URL+"/v1/chat/completions", nil, body)
+}
+
+// FuzzAuthenticate: whatever the Authorization and x-api-key headers hold, the gateway
+// answers 401 in the envelope unless one of them carries a configured key, and never
+// echoes what was presented.
+func FuzzAuthenticate(f *testing.F) {
+	f.Add("Bearer "+aliceKey, "")
+	f.Add("", aliceKey)
+	f.Add("bearer  "+aliceKey+" ", "")
+	f.Add("Bearer", aliceKey)
+	f.Add("Basic xyz", "")
+	f.Add("Bearer "+aliceKey, bobKey)
+	f.Add("Bearer \x00", "\xff")
+	srv := gateway.New(gateway.Options{Keys: testKeys()})
+	f.Fuzz(func(t *testing.T, authorization, apiKey string) {
+		req := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+		req.Header["Authorization"] = []string{authorization}
+		req.Header["X-Api-Key"] = []string{apiKey}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		carries := func(s string) bool {
+			return strings.Contains(s, aliceKey) || strings.Contains(s, bobKey) || strings.Contains(s, carolKey)
+		}
+		switch rec.Code {
+		case http.StatusOK:
+			if !carries(authorization) && !carries(apiKey) {
+				t.Fatalf("200 for Authorization %q, x-api-key %q", authorization, apiKey)
+			}
+		case http.StatusUnauthorized:
+			typ, code, msg := envelopeOf(t, rec.Body.Bytes())
+			if typ != "authentication_error" || code != "invalid_api_key" {
+				t.Fatalf("401 envelope %s/%s", typ, code)
+			}
+			for _, s := range []string{authorization, apiKey} {
+				if len(s) >= 8 && strings.Contains(msg, s) {
+					t.Fatalf("the message echoes what was presented: %q", msg)
+				}
+			}
+		default:
+			t.Fatalf("status %d", rec.Code)
+		}
+	})
 }
