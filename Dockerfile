@@ -1,5 +1,9 @@
 # maskgate: the default (pure Go) build, as the README builds it.
-# docker build -t maskgate . && docker run -p 4000:4000 -v $PWD/examples:/etc/maskgate maskgate
+# It listens on 0.0.0.0, so its config must list client keys (keys:), or it refuses to
+# start; examples/docker.yaml reads one from MASKGATE_KEY_TEAM:
+#   docker build -t maskgate .
+#   docker run -p 4000:4000 -e MASKGATE_KEY_TEAM="$(openssl rand -hex 32)" \
+#     -v $PWD/examples:/etc/maskgate maskgate -config /etc/maskgate/docker.yaml
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

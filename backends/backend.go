@@ -40,6 +40,11 @@ type Request struct {
 	// cache. Either may be empty.
 	Prefix string
 	Thread string
+	// CacheSalt, when set, must keep this request's prompt out of every prefix-cache
+	// entry made under another salt, and theirs out of its (vLLM's cache_salt). The
+	// gateway sets it only for callers whose key isolates its cache, and only on backends
+	// that can (config refuses the others).
+	CacheSalt string
 	// ToolsID, when set, identifies Body's tools array: requests with one ToolsID carry
 	// byte-identical tools (the gateway's whole catalog under mask), so a backend may
 	// keep what it derives from them. Empty when the tools have no such identity.
@@ -51,6 +56,12 @@ type Request struct {
 // byte-identical as the loaded set changes.
 type ToolConstrainer interface {
 	ConstrainsTools() bool
+}
+
+// CacheIsolator is a backend that honours Request.CacheSalt: requests with different
+// salts never share prefix-cache entries on its engine.
+type CacheIsolator interface {
+	IsolatesCache() bool
 }
 
 // Response is a backend's answer. Exactly one of Body and Stream is set.

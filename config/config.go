@@ -29,6 +29,17 @@ type Config struct {
 	AdminKeyEnv string `yaml:"admin_key_env"`
 	// Server holds the HTTP server's limits on clients and its shutdown grace.
 	Server Server `yaml:"server"`
+	// Auth is how clients are told apart. Empty (the default): by Keys when the file lists
+	// any; with none, every client is one anonymous identity and the gateway refuses to
+	// listen anywhere but on loopback. "none": no keys, on any address, on purpose.
+	Auth string `yaml:"auth"`
+	// Keys are the client keys. Each is an identity: its name keys its threads, loaded
+	// tools and limits. None: see Auth.
+	Keys []Key `yaml:"keys"`
+	// ThreadSaltEnv names the environment variable holding the secret that thread ids
+	// (X-Maskgate-Thread) and cache salts are derived with. Empty: a random secret per
+	// process, so ids change at each restart.
+	ThreadSaltEnv string `yaml:"thread_salt_env"`
 
 	lines map[string]int // key path → line in the file, for validation messages
 }
@@ -85,6 +96,49 @@ type Backend struct {
 	// ContextWindow is the model's context length in tokens; requests that cannot fit
 	// get a 400 before they reach the engine. Zero: unknown, nothing is refused.
 	ContextWindow int `yaml:"context_window"`
+	// MaxInFlight caps the requests sent to this backend at once. Default 256.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxQueue is how many requests may wait for a slot past MaxInFlight; more are
+	// answered 503 at once. Default 1024.
+	MaxQueue int `yaml:"max_queue"`
+	// QueueTimeout bounds a request's wait in the queue; past it, 503. Default 30s.
+	QueueTimeout Duration `yaml:"queue_timeout"`
+}
+
+// Key is one client key. The key itself is never in the file: KeyHash is its SHA-256
+// (gateway -hash-key prints it), or KeyEnv names a variable that holds it. Exactly one.
+type Key struct {
+	// Name is the identity the key stands for: it keys the caller's state and labels
+	// metrics and logs. Required, unique.
+	Name string `yaml:"name"`
+	// KeyHash is "sha256:" and the hex SHA-256 of the key.
+	KeyHash string `yaml:"key_hash"`
+	// KeyEnv names an environment variable holding the key.
+	KeyEnv string `yaml:"key_env"`
+	// Profile names the tool profile the key uses. Empty: the default profile.
+	Profile string `yaml:"profile"`
+	// Models are the model names the key may ask for; others are 403. None: any.
+	Models []string `yaml:"models"`
+	// Backends are the backends the key's requests may reach; a model routed elsewhere
+	// is 403. None: any.
+	Backends []string `yaml:"backends"`
+	// IsolateCache sends a cache salt of the key's own with its requests (vLLM's
+	// cache_salt), so the engine never reuses another identity's cached prefix for it nor
+	// its for another. Every backend the key may reach must be of kind vllm.
+	IsolateCache bool `yaml:"isolate_cache"`
+	// Limits bound the key's traffic. None: unlimited.
+	Limits KeyLimits `yaml:"limits"`
+}
+
+// KeyLimits bound one key's traffic; 429 past them. Zero: no limit.
+type KeyLimits struct {
+	// RequestsPerMinute: a token bucket holding a minute's requests, refilled evenly.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// TokensPerMinute: prompt plus completion tokens, charged when each answer ends; a
+	// key that overdrew waits until the bucket refills above zero.
+	TokensPerMinute int `yaml:"tokens_per_minute"`
+	// MaxConcurrent caps the key's requests in flight, streamed or whole.
+	MaxConcurrent int `yaml:"max_concurrent"`
 }
 
 // Server is the HTTP server's defence against slow, idle and oversized clients, and
@@ -149,6 +203,11 @@ type Search struct {
 	// Scorer ranks search results: bm25 (default: BM25F with stemming, synonyms and
 	// namespace hints) or keyword (name 3, keywords 2, description 1).
 	Scorer string `yaml:"scorer"`
+	// FingerprintThreads files a request that names no thread (no X-Thread-Id,
+	// metadata.thread_id, prompt_cache_key or user) under a hash of its system prompt and
+	// first user message, within its identity: conversations of one key that open alike
+	// share loaded tools. Off: such requests keep nothing between turns.
+	FingerprintThreads bool `yaml:"fingerprint_threads"`
 	// Embeddings, when its url is set, makes search hybrid: tool vectors from this
 	// OpenAI-compatible /v1/embeddings backend, computed once per catalog, fused with the
 	// lexical ranking.
@@ -220,6 +279,16 @@ const (
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultMaxConnections    = 4096
 	DefaultShutdownGrace     = 25 * time.Second
+
+	DefaultMaxInFlight  = 256
+	DefaultMaxQueue     = 1024
+	DefaultQueueTimeout = 30 * time.Second
+)
+
+// Auth modes a config may name.
+const (
+	AuthNone = "none"
+	AuthKeys = "keys"
 )
 
 // SearchModes a config may name.

@@ -16,9 +16,9 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		want string // exact error text
 	}{
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
-			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env, server)"},
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env, server, auth, keys, thread_salt_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
-			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, context_window)"},
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, context_window, max_in_flight, max_queue, queue_timeout)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
 			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
 		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",
@@ -103,7 +103,8 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 		MaxRequestBytes: DefaultMaxRequestBytes,
 		Strategy:        "auto",
 		Backends: []Backend{{Name: "a", Kind: "llamacpp", URL: "http://127.0.0.1:8080", Models: []string{"*"},
-			Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(time.Minute), MaxResponseBytes: 64 << 20, MaxEventBytes: 8 << 20}},
+			Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(time.Minute), MaxResponseBytes: 64 << 20, MaxEventBytes: 8 << 20,
+			MaxInFlight: 256, MaxQueue: 1024, QueueTimeout: Duration(30 * time.Second)}},
 		Search: Search{TopK: 5, MinScore: 0.1, Storage: "memory", TTL: Duration(time.Hour),
 			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
@@ -174,7 +175,7 @@ func TestParse_EmptyFileIsDefaults(t *testing.T) {
 }
 
 func TestLoad_ExampleFilesAreValid(t *testing.T) {
-	for _, f := range []string{"../examples/gateway.yaml", "../examples/openai.yaml"} {
+	for _, f := range []string{"../examples/gateway.yaml", "../examples/openai.yaml", "../examples/docker.yaml"} {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

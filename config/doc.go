@@ -6,7 +6,9 @@
 // that is silently ignored is a setting the operator believes in and does not have.
 //
 // The package never reads secrets: backends name an environment variable (api_key_env)
-// and the caller resolves it.
+// and the caller resolves it; client keys are written as their SHA-256 (key_hash) or
+// name a variable (key_env), and a key_hash that is not a hash is refused without being
+// echoed, since it may be the key itself.
 //
 // Limits have defaults that keep one gateway safe in front of many clients and a
 // misbehaving upstream, each overridable:

@@ -59,6 +59,15 @@ func (c *Config) applyDefaults() {
 		if len(c.Backends[i].URLs) > 0 && c.Backends[i].HealthInterval == 0 {
 			c.Backends[i].HealthInterval = Duration(DefaultHealthInterval)
 		}
+		if c.Backends[i].MaxInFlight == 0 {
+			c.Backends[i].MaxInFlight = DefaultMaxInFlight
+		}
+		if c.Backends[i].MaxQueue == 0 {
+			c.Backends[i].MaxQueue = DefaultMaxQueue
+		}
+		if c.Backends[i].QueueTimeout == 0 {
+			c.Backends[i].QueueTimeout = Duration(DefaultQueueTimeout)
+		}
 	}
 }
 
@@ -196,8 +205,14 @@ func (c *Config) validate(file string) error {
 		if b.MaxEventBytes > 1<<30 {
 			return bad(key+".max_event_bytes", "must be at most 1GiB")
 		}
+		if b.MaxInFlight < 0 {
+			return bad(key+".max_in_flight", "must be positive")
+		}
+		if b.MaxQueue < 0 {
+			return bad(key+".max_queue", "must be positive")
+		}
 	}
-	return nil
+	return c.validateKeys(file)
 }
 
 // validateURLs checks the backend's address: url, or urls for replicas, not both.

@@ -5,11 +5,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/maskgate/maskgate/tenant"
 )
 
-// HeaderThread names, on managed requests, the thread the gateway filed the request
-// under: an opaque id (a hash of the client's key and thread id) that the admin API
-// accepts.
+// HeaderThread names, on managed requests that have a thread, the thread the gateway
+// filed the request under: an opaque id (an HMAC, under the process's thread secret, of
+// the caller's identity and thread id: it shows nothing of either, nor of any key) that
+// the admin API accepts.
 const HeaderThread = "X-Maskgate-Thread"
 
 // admin serves /admin/: thread statistics and clean-up, behind AdminKey.
@@ -24,8 +27,11 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 			Message: "the admin API is off; set admin_key_env in the config to the name of a variable holding the admin key"})
 		return
 	}
-	got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.AdminKey)) != 1 {
+	// Bearer only (never x-api-key), compared as hashes so that the time taken says
+	// nothing of the key's length either.
+	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	presented, want := tenant.HashOf(strings.TrimSpace(got)), tenant.HashOf(s.opt.AdminKey)
+	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(presented[:], want[:]) != 1 {
 		writeError(w, s.log, &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_admin_key",
 			Message: "send the admin key as Authorization: Bearer KEY"})
 		return

@@ -48,11 +48,21 @@ type exchange struct {
 	plan  *toolPlan // nil when tools are not managed
 
 	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
+
+	caller    caller
+	cacheSalt string // sent to the backend when the caller's key isolates its cache
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK}
-	if err := s.chat(w, r, x); err != nil {
+	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
+		caller: callerOf(r.Context())}
+	release, err := s.admitKey(x.caller)
+	if err == nil {
+		defer release()
+		err = s.chat(w, r, x)
+		s.charge(x.caller, x.usage)
+	}
+	if err != nil {
 		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
@@ -118,12 +128,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
 	}
+	if err := s.allow(x.caller, env.Model, rt); err != nil {
+		return err
+	}
 	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
 	x.maxHeld = rt.up.MaxResponseBytes
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes
 	}
 	x.strategy = "eager" // every tool the client sent reaches the model unchanged
+	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if k := x.caller.key; k != nil && k.IsolateCache {
+		x.cacheSalt = s.threads.CacheSalt(k.Name)
+	}
 
 	plan, err := s.planTools(r, env, body, rt.up.Name, rt.up.Backend)
 	if err != nil {
@@ -137,7 +158,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 			return err
 		}
 		x.strategy = plan.strategy
-		w.Header().Set(HeaderThread, plan.thread)
+		if plan.thread != "" {
+			w.Header().Set(HeaderThread, plan.thread)
+		}
 		if s.opt.ToolMode != ModeClient {
 			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
 		}
@@ -168,7 +191,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error
 	}
 
 	t := s.now()
-	req := s.backendRequest(plan, body, env.Model, env.Stream)
+	req := s.backendRequest(x, plan, body, env.Model, env.Stream)
 	resp, err := rt.up.Backend.ChatCompletion(r.Context(), req)
 	x.upstream += s.now().Sub(t)
 	if err != nil {
@@ -331,6 +354,6 @@ func (s *Server) record(x *exchange) {
 		}
 		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
 	}
-	s.log.Debug("chat", "request_id", x.id, "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+	s.log.Debug("chat", "request_id", x.id, "key", x.caller.label(), "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
 }

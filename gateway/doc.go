@@ -16,6 +16,14 @@
 // returned), and reports prompt, cached and computed tokens in headers, trailers and
 // counters, with kvcache's accounting rule.
 //
+// Callers are identities (auth.go, admission.go): with Options.Keys, /v1/ answers 401
+// to a request without a configured key (Bearer or x-api-key) and 403 to a model or
+// backend outside the key's; every piece of per-caller state — threads, loaded sets,
+// hidden exchanges, strategy pins — is keyed by the key's name, never by a string the
+// client sent alone, and thread ids are salted. Each key's limits (tenant.Limiter) answer
+// 429, each backend's gate (tenant.Gate) 503, both with Retry-After, before anything is
+// sent upstream. It must never log or echo a presented key.
+//
 // Streams follow the stdlib reverse proxy's discipline: the upstream's status and first
 // event are checked before the client's SSE headers are committed, so a failure before
 // the first byte is still a clean error; each event is flushed; an upstream that breaks

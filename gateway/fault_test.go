@@ -30,7 +30,7 @@ import (
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
-const chatBody = `{"model":"m1","messages":[{"role":"user","content":"x"}]}`
+const faultBody = `{"model":"m1","messages":[{"role":"user","content":"x"}]}`
 const streamBody = `{"model":"m1","stream":true,"messages":[{"role":"user","content":"x"}]}`
 
 // margin is what a test allows past a configured limit for scheduling on a busy
@@ -288,7 +288,7 @@ func TestFault_UpstreamStallIsA504WithinTheLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newUpstream(t, tt.reply)
 			gw := gatewayFor(t, up, func(_ *gateway.Options, b *openaicompat.Options) { b.Timeout, b.IdleTimeout = limit, limit })
-			body := chatBody
+			body := faultBody
 			if strings.Contains(tt.name, "stream") {
 				body = streamBody
 			}
@@ -394,7 +394,7 @@ func TestFault_HugeEventOverManyLinesIsCapped(t *testing.T) {
 func TestFault_WholeAnswerOverTheCapIs502(t *testing.T) {
 	up := newUpstream(t, replyJSON(200, completionJSON))
 	gw := gatewayFor(t, up, func(_ *gateway.Options, b *openaicompat.Options) { b.MaxResponseBytes = 100 })
-	resp, out := gw.post(t, chatBody)
+	resp, out := gw.post(t, faultBody)
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
@@ -451,7 +451,7 @@ func TestFault_UpstreamResetSaysWhatHappened(t *testing.T) {
 		up := newUpstream(t, resetAfter(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 			len(completionJSON), completionJSON[:60])))
 		gw := gatewayFor(t, up)
-		resp, out := gw.post(t, chatBody)
+		resp, out := gw.post(t, faultBody)
 		if resp.StatusCode != http.StatusBadGateway {
 			t.Fatalf("status %d: %s", resp.StatusCode, out)
 		}
@@ -467,7 +467,7 @@ func TestFault_UpstreamResetSaysWhatHappened(t *testing.T) {
 			conn.Close()
 		})
 		gw := gatewayFor(t, up)
-		resp, out := gw.post(t, chatBody)
+		resp, out := gw.post(t, faultBody)
 		if resp.StatusCode != http.StatusBadGateway {
 			t.Fatalf("status %d: %s", resp.StatusCode, out)
 		}
@@ -558,7 +558,7 @@ func TestFault_RequestIDIsEchoedOrMade(t *testing.T) {
 	gw := gatewayFor(t, up)
 	seen := map[string]bool{}
 	for _, sent := range []string{"", "abc-123", "bad id\twith spaces", strings.Repeat("x", 200)} {
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/chat/completions", strings.NewReader(chatBody))
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/chat/completions", strings.NewReader(faultBody))
 		if sent != "" {
 			req.Header.Set(gateway.HeaderRequestID, sent)
 		}
@@ -635,7 +635,7 @@ func TestFault_StopEndsStreamsWithAnErrorEvent(t *testing.T) {
 		}()
 		return ch
 	}
-	streaming, whole := do(streamBody), do(chatBody)
+	streaming, whole := do(streamBody), do(faultBody)
 	<-firstSent
 	time.Sleep(100 * time.Millisecond) // both requests are in flight
 	gw.Stop()
@@ -662,7 +662,7 @@ func TestFault_StopEndsStreamsWithAnErrorEvent(t *testing.T) {
 			t.Fatalf("%s: still open %v after Stop", name, margin)
 		}
 	}
-	resp, body := post(t, srv, chatBody)
+	resp, body := post(t, srv, faultBody)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("after Stop: status %d: %s", resp.StatusCode, body)
 	}
@@ -685,7 +685,7 @@ func TestFault_UpstreamEchoOfTheKeyIsRedacted(t *testing.T) {
 			b.APIKey = key
 			o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		})
-		resp, out := gw.post(t, chatBody)
+		resp, out := gw.post(t, faultBody)
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("status %d: %s", resp.StatusCode, out)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // upstream is a scripted OpenAI-compatible server that records what it received.
@@ -66,7 +67,13 @@ func gatewayFor(t testing.TB, up *upstream, opt ...func(*gateway.Options, *opena
 	}
 	reg := prometheus.NewRegistry()
 	o.Registry = reg
-	o.Upstreams = []gateway.Upstream{{Name: "up", Kind: "vllm", Models: []string{"m1", "*"}, Backend: be}}
+	// An option may set one Upstream without a Backend: its admission fields are kept.
+	u := gateway.Upstream{Name: "up", Kind: "vllm", Models: []string{"m1", "*"}, Backend: be}
+	if len(o.Upstreams) == 1 && o.Upstreams[0].Backend == nil {
+		tmpl := o.Upstreams[0]
+		u.MaxInFlight, u.MaxQueue, u.QueueTimeout = tmpl.MaxInFlight, tmpl.MaxQueue, tmpl.QueueTimeout
+	}
+	o.Upstreams = []gateway.Upstream{u}
 	srv := httptest.NewServer(gateway.New(o))
 	t.Cleanup(srv.Close)
 	return &testGateway{Server: srv, reg: reg}
@@ -129,3 +136,9 @@ func sseEvents(body []byte) []string {
 type httptestServer = httptest.Server
 
 func newHTTPTest(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// testThreadSecret is the thread secret of gateways whose threads a test fills itself,
+// through testThreads.
+var testThreadSecret = []byte("test thread secret")
+
+var testThreads = state.Threads{Secret: testThreadSecret}

@@ -73,6 +73,8 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 			State:     mem,
 			Strategy:  strategy,
 			Registry:  reg,
+
+			ThreadSecret: testThreadSecret,
 		}))
 		defer gw.Close()
 		start := time.Now()
@@ -81,7 +83,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 				t.Logf("%s: seed %d at %v", strategy, seed, time.Since(start).Round(time.Millisecond))
 			}
 			loaded, thread := seedGroup(strategy, seed)
-			mem.Load(state.Thread(state.ThreadInput{Header: thread}), loaded...)
+			mem.Load(testThreads.Thread(state.ThreadInput{Header: thread}), loaded...)
 			body := forcedAmong("tiny", loaded, 40, seed)
 			resp, out := postWithThread(t, gw, body, thread)
 			if resp.StatusCode != 200 {

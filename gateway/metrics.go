@@ -30,6 +30,13 @@ type metrics struct {
 	disabledCalls   *prometheus.CounterVec
 	upstreamFails   *prometheus.CounterVec
 	panics          prometheus.Counter
+
+	// Identities and admission. key is a configured key's name ("anonymous" without
+	// keys, "none" before authentication): bounded by the configuration.
+	rejected  *prometheus.CounterVec
+	keyTokens *prometheus.CounterVec
+	inFlight  *prometheus.GaugeVec
+	queued    *prometheus.GaugeVec
 }
 
 // upstreamFailureCodes are the failures the gateway diagnoses in an upstream's answer,
@@ -98,10 +105,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Name: "disabled_tool_calls_total",
 			Help: "Calls the model made to a tool outside the allowed set; none reaches the client. outcome is retried (answered to the model) or refused (rounds ran out).",
 		}, []string{"backend", "strategy", "outcome"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "rejected_requests_total",
+			Help: "Requests refused before they reached a backend, by key and reason: unauthenticated (401), forbidden (403), requests_per_minute, tokens_per_minute, max_concurrent (429), backend_queue_full, backend_queue_timeout (503).",
+		}, []string{"key", "reason"}),
+		keyTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "key_tokens_total",
+			Help: "Prompt and completion tokens charged to each key's tokens_per_minute.",
+		}, []string{"key"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "backend_in_flight_requests",
+			Help: "Requests holding one of a backend's max_in_flight slots.",
+		}, []string{"backend"}),
+		queued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "backend_queued_requests",
+			Help: "Requests waiting in a backend's queue for a slot.",
+		}, []string{"backend"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken,
-			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics)
+			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics, m.rejected, m.keyTokens, m.inFlight, m.queued)
 	}
 	return m
 }

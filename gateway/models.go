@@ -17,11 +17,16 @@ type modelEntry struct {
 }
 
 // models lists the configured model names, plus what each wildcard backend says it has
-// (asked concurrently, each within ProbeTimeout; one that does not answer is left out).
+// (asked concurrently, each within ProbeTimeout; one that does not answer is left out),
+// less what the caller's key may not use.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	key := callerOf(r.Context()).key
 	seen := map[string]bool{}
 	var data []modelEntry
 	add := func(id, owner string) {
+		if key != nil && (!key.AllowsModel(id) || !key.AllowsBackend(owner)) {
+			return
+		}
 		if !seen[id] {
 			seen[id] = true
 			data = append(data, modelEntry{ID: id, Object: "model", OwnedBy: owner})
@@ -40,7 +45,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	for i, u := range s.router.ups {
 		l, ok := u.Backend.(backends.ModelLister)
-		if !ok || !servesAny(u) {
+		if !ok || !servesAny(u) || (key != nil && !key.AllowsBackend(u.Name)) {
 			continue
 		}
 		wg.Add(1)

@@ -42,6 +42,8 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 		State:     mem,
 		Strategy:  gateway.StrategyValidate,
 		Registry:  reg,
+
+		ThreadSecret: testThreadSecret,
 	}))
 	defer gw.Close()
 
@@ -49,7 +51,7 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 	var allowedBy [][]string
 	for seed := range seeds {
 		loaded, thread := seedGroup("ollama", seed)
-		mem.Load(state.Thread(state.ThreadInput{Header: thread}), loaded...)
+		mem.Load(testThreads.Thread(state.ThreadInput{Header: thread}), loaded...)
 		body := forcedAmong(srv.Model, loaded, 48, seed)
 		resp, out := postWithThread(t, gw, body, thread)
 		if resp.StatusCode != 200 {

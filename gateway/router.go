@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"sort"
+	"time"
 
 	"github.com/maskgate/maskgate/backends"
 )
@@ -23,6 +24,12 @@ type Upstream struct {
 	// calls, like a whole answer); above it the stream ends with
 	// upstream_response_too_large. If zero, 64 MiB.
 	MaxResponseBytes int64
+	// MaxInFlight caps the requests sent to this backend at once; past it they wait in a
+	// queue of MaxQueue, each for at most QueueTimeout (if zero, 30s), and are answered
+	// 503 when it is full or the wait runs out. If zero, no cap.
+	MaxInFlight  int
+	MaxQueue     int
+	QueueTimeout time.Duration
 }
 
 const defaultMaxResponseBytes = 64 << 20

@@ -27,12 +27,19 @@ const nodeDir = "testdata/node"
 // it printed, decoded.
 func runNode(t *testing.T, node string, gw *testGateway, scenario string) (int, any) {
 	t.Helper()
+	return runNodeAt(t, node, gw.URL, scenario)
+}
+
+// runNodeAt is runNode against the gateway at baseURL, with extra environment
+// (API_KEY, THREAD_ID).
+func runNodeAt(t *testing.T, node, baseURL, scenario string, env ...string) (int, any) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "client.mjs", scenario)
 	cmd.Dir = nodeDir
 	// No OPENAI_* or proxy variable of the caller's reaches the SDK.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + gw.URL + "/v1", "NODE_NO_WARNINGS=1"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + baseURL + "/v1", "NODE_NO_WARNINGS=1"}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

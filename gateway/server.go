@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 	"github.com/maskgate/maskgate/toolsearch/state"
@@ -74,8 +76,18 @@ type Options struct {
 	Progressive bool
 	// Policy filters tools by phase. If nil, nothing is filtered.
 	Policy *policy.Policy
-	// AdminKey guards /admin/. If empty, the admin API is off.
+	// AdminKey guards /admin/, presented as Authorization: Bearer only. If empty, the
+	// admin API is off.
 	AdminKey string
+	// Keys are the client keys /v1/ requires (401 without one). If nil, every client is
+	// one anonymous identity: the caller must then serve on loopback only, or mean it.
+	Keys *tenant.Keyring
+	// ThreadSecret salts thread ids (X-Maskgate-Thread) and cache salts. If nil, 32
+	// random bytes, so ids hold for this process only.
+	ThreadSecret []byte
+	// FingerprintThreads files requests that name no thread under their opening messages,
+	// within their identity (state.Threads). Off: they keep nothing between requests.
+	FingerprintThreads bool
 	// Tokens counts tokens for the context-budget guard and /v1/tools. If nil, requests
 	// are not measured and /v1/tools reports no token counts.
 	Tokens *tokens.Counter
@@ -93,6 +105,9 @@ type Server struct {
 	stopping context.Context // done once Stop is called
 	stop     context.CancelCauseFunc
 	bodies   bodyReader
+	threads  state.Threads
+	limiter  *tenant.Limiter
+	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
 
 	catalogs   catalogCache
 	pins       strategyPins
@@ -135,6 +150,10 @@ func New(o Options) *Server {
 	if o.ToolMode == "" {
 		o.ToolMode = ModeServer
 	}
+	if o.ThreadSecret == nil {
+		o.ThreadSecret = make([]byte, 32)
+		_, _ = rand.Read(o.ThreadSecret) // never fails (crypto/rand)
+	}
 	s := &Server{
 		opt:     o,
 		router:  newRouter(o.Upstreams),
@@ -142,12 +161,20 @@ func New(o Options) *Server {
 		log:     o.Logger,
 		now:     o.Now,
 		mux:     http.NewServeMux(),
+		threads: state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
+		limiter: tenant.NewLimiter(o.Now),
+		gates:   map[string]*tenant.Gate{},
 	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
-	s.handle("/v1/chat/completions", http.MethodPost, s.chatCompletions)
-	s.handle("/v1/models", http.MethodGet, s.models)
-	s.handle("/v1/tools", http.MethodGet, s.tools)
-	s.handle("/v1/tools/search", http.MethodGet, s.toolSearch)
+	for _, u := range o.Upstreams {
+		if u.MaxInFlight > 0 {
+			s.gates[u.Name] = tenant.NewGate(u.MaxInFlight, u.MaxQueue)
+		}
+	}
+	s.handle("/v1/chat/completions", http.MethodPost, s.authenticate(s.chatCompletions))
+	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
+	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))
+	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	s.mux.HandleFunc("/admin/", s.admin)

@@ -74,11 +74,13 @@ func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolse
 	if st == StrategyAuto || st == "" {
 		if s.opt.Chooser != nil {
 			key := backend + "\x00" + thread
-			if pinned, ok := s.pins.get(key); ok && (pinned != StrategyMask || caps.Constrains) {
+			if pinned, ok := s.pins.get(key); thread != "" && ok && (pinned != StrategyMask || caps.Constrains) {
 				return pinned
 			}
 			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat)})
-			defer func() { s.pins.set(key, st) }()
+			if thread != "" { // a request without a thread has nothing to keep consistent
+				defer func() { s.pins.set(key, st) }()
+			}
 		} else if caps.Constrains {
 			st = StrategyMask
 		} else {
@@ -152,12 +154,16 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 
 // backendRequest is one call to the backend. Under a plan it carries the allowed set
 // (mask) and what replicas route on: the catalog version, which every session of the
-// profile shares as its prefix, and the thread.
-func (s *Server) backendRequest(p *toolPlan, body []byte, model string, stream bool) *backends.Request {
-	req := &backends.Request{Body: body, Model: model, Stream: stream}
+// profile shares as its prefix (an isolated caller's own, as its cache salt makes it),
+// and the thread.
+func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model string, stream bool) *backends.Request {
+	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt}
 	if p != nil {
 		req.Allowed = s.allowed(p)
 		req.Prefix = p.cat.Version()
+		if x.cacheSalt != "" {
+			req.Prefix += "/" + x.cacheSalt
+		}
 		req.Thread = p.thread
 		if p.wholeCatalog() {
 			// toolsArray's bytes depend on nothing else.

@@ -41,7 +41,7 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 			return err
 		}
 		t := s.now()
-		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(p, body, env.Model, false))
+		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(x, p, body, env.Model, false))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return err
@@ -87,7 +87,7 @@ func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 // keepExchange files this request's hidden exchange under its thread, to be spliced back
 // after the client's messages of this request.
 func (s *Server) keepExchange(p *toolPlan) {
-	if len(p.hidden) == 0 {
+	if len(p.hidden) == 0 || p.thread == "" {
 		return
 	}
 	hidden := make([]json.RawMessage, len(p.hidden))
@@ -162,7 +162,7 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 				s.log.Debug("tool search failed", "request_id", requestID(r.Context()), "arguments", c.Function.Arguments)
 			}
 			if len(out.Load) > 0 {
-				p.loaded = append(p.loaded, s.opt.State.Load(p.thread, out.Load...)...)
+				p.loaded = append(p.loaded, s.load(p, out.Load)...)
 			}
 			content = out.Content
 		case !s.callable(p, name):

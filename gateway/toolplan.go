@@ -106,15 +106,21 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 	if err != nil {
 		return nil, badRequest(err.Error(), "")
 	}
+	// The thread is the caller's: its authenticated identity, never a header alone.
+	c := callerOf(r.Context())
 	in.Header = r.Header.Get("X-Thread-Id")
-	in.APIKey = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	in.Identity = c.name()
+	profile := ""
+	if c.key != nil {
+		profile = c.key.Profile
+	}
 	metadata, _ := env.Object.Get("metadata")
 	p := &toolPlan{
-		thread:     state.Thread(in),
+		thread:     s.threads.Thread(in),
 		cat:        cat,
 		ix:         ix,
 		hybrid:     hybrid,
-		policy:     policy.NewRequest("", r.Header, json.RawMessage(metadata), cat.Namespace),
+		policy:     policy.NewRequest(profile, r.Header, json.RawMessage(metadata), cat.Namespace),
 		clientMsgs: len(env.Messages),
 	}
 	p.strategy = s.chooseStrategy(backend, be, cat, p.thread)
@@ -127,6 +133,8 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 	var splices []state.Splice
 	if s.opt.ToolMode == ModeClient {
 		p.loaded = state.FromMessages(env.Messages, s.opt.AutoLoad)
+	} else if p.thread == "" {
+		// No thread: nothing was kept for this request, and nothing will be.
 	} else if snap, ok := s.opt.State.Get(p.thread); ok {
 		p.loaded, splices = snap.Loaded, snap.Splices
 	}
@@ -161,7 +169,22 @@ func (s *Server) loadForUserMessage(p *toolPlan, last json.RawMessage) {
 	for i, r := range found {
 		names[i] = r.Name
 	}
-	p.loaded = append(p.loaded, s.opt.State.Load(p.thread, names...)...)
+	p.loaded = append(p.loaded, s.load(p, names)...)
+}
+
+// load adds names to the plan's thread and returns those newly loaded, in order. A
+// request without a thread loads for itself alone.
+func (s *Server) load(p *toolPlan, names []string) []string {
+	if p.thread != "" {
+		return s.opt.State.Load(p.thread, names...)
+	}
+	var added []string
+	for _, n := range names {
+		if !contains(p.loaded, n) && !contains(added, n) {
+			added = append(added, n)
+		}
+	}
+	return added
 }
 
 // spliceMessages puts each hidden exchange back after the client message it followed. An

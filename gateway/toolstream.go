@@ -118,7 +118,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 			body = requestUsage(o)
 		}
 		t := s.now()
-		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(p, body, env.Model, true))
+		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(x, p, body, env.Model, true))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return err

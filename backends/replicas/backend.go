@@ -188,6 +188,16 @@ func unreachable(err error) bool {
 	return errors.As(err, &ne) && !ne.Timeout()
 }
 
+// IsolatesCache reports true only when every replica honours Request.CacheSalt.
+func (b *Backend) IsolatesCache() bool {
+	for _, r := range b.opt.Replicas {
+		if c, ok := r.Backend.(backends.CacheIsolator); !ok || !c.IsolatesCache() {
+			return false
+		}
+	}
+	return true
+}
+
 // ConstrainsTools reports true only when every replica enforces Request.Allowed, so the
 // gateway picks the same tool strategy it would for one of them.
 func (b *Backend) ConstrainsTools() bool {

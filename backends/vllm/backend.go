@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -19,6 +20,7 @@ type Backend struct {
 	format  masking.Format
 	place   Placement
 	schemas oai.SchemaCache // the whole catalog's schemas, read once per Request.ToolsID
+	salts   bool            // cache_salt is vLLM's; SGLang, built on this type, has none
 }
 
 var (
@@ -26,6 +28,7 @@ var (
 	_ backends.ToolConstrainer = (*Backend)(nil)
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.Pinger          = (*Backend)(nil)
+	_ backends.CacheIsolator   = (*Backend)(nil)
 )
 
 // Placement is where an engine takes the structural tag.
@@ -56,7 +59,11 @@ var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
 // names the model's tool-call format, which the tag must match.
 func New(o openaicompat.Options) (*Backend, error) {
 	o.ReportsCache = true // with --enable-prompt-tokens-details
-	return NewPlaced(o, StructuredOutputs)
+	b, err := NewPlaced(o, StructuredOutputs)
+	if b != nil {
+		b.salts = true
+	}
+	return b, err
 }
 
 // NewPlaced returns a Backend that puts the tag where p says.
@@ -91,11 +98,25 @@ func (b *Backend) ListModels(ctx context.Context) ([]string, error) { return b.i
 
 func (b *Backend) Ping(ctx context.Context) error { return b.inner.Ping(ctx) }
 
+// IsolatesCache: vLLM takes a cache_salt (vLLM docs, "Automatic Prefix Caching",
+// cache isolation): blocks are hashed with the salt, so requests under different salts
+// share no cached prefix.
+func (b *Backend) IsolatesCache() bool { return b.salts }
+
 // ChatCompletion adds the constraint when the request has tools, then forwards. The
 // strategy it reports is mask when the tag carried the gateway's allowed set, validate
 // when it could not go out; without an allowed set the gateway's label stands.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	body, outcome, err := Place(req.Body, req.Allowed, b.format, b.place, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
+	in := req.Body
+	if req.CacheSalt != "" && b.salts {
+		// The gateway's salt replaces any the client sent: an isolated caller's cache is
+		// its identity's, not what its requests name.
+		var err error
+		if in, err = oai.Set(in, "cache_salt", []byte(strconv.Quote(req.CacheSalt))); err != nil {
+			return nil, err
+		}
+	}
+	body, outcome, err := Place(in, req.Allowed, b.format, b.place, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
 	if err != nil {
 		return nil, err
 	}

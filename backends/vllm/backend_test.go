@@ -132,3 +132,33 @@ func TestBackend_FormatShapesTheTagAndNoAllowedSetLeavesTheLabel(t *testing.T) {
 		t.Error("an unknown format was accepted")
 	}
 }
+
+// vLLM takes a cache_salt; the same type serves SGLang (NewPlaced), which does not, so
+// only New's backends claim it, and only they write it.
+func TestCacheSalt_OnlyVLLMWritesIt(t *testing.T) {
+	var got []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}],"cache_salt":"mine"}`
+	v, _ := New(openaicompat.Options{Name: "v", BaseURL: srv.URL + "/v1"})
+	s, _ := NewPlaced(openaicompat.Options{Name: "s", BaseURL: srv.URL + "/v1"}, StructuredOutputs)
+	if !v.IsolatesCache() || s.IsolatesCache() {
+		t.Fatalf("IsolatesCache: vllm %v, placed %v", v.IsolatesCache(), s.IsolatesCache())
+	}
+	if _, err := v.ChatCompletion(context.Background(), &backends.Request{Body: []byte(body), Model: "m", CacheSalt: "abc123"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model":"m","messages":[{"role":"user","content":"hi"}],"cache_salt":"abc123"}`; string(got) != want {
+		t.Errorf("vllm sent %s, want %s", got, want)
+	}
+	if _, err := s.ChatCompletion(context.Background(), &backends.Request{Body: []byte(body), Model: "m", CacheSalt: "abc123"}); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != body {
+		t.Errorf("a backend without cache_salt changed the body: %s", got)
+	}
+}

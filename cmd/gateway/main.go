@@ -2,6 +2,7 @@
 // vLLM, SGLang, Ollama and hosted APIs.
 //
 //	gateway [-config FILE] [-listen ADDR] [-model FILE.gguf]
+//	printf %s "$KEY" | gateway -hash-key
 //
 // With no -config it looks for engines on their default loopback ports and routes the
 // models they list. This package holds flags and wiring only.
@@ -43,6 +44,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-hash-key" {
+		os.Exit(hashKey(os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() { // the first signal starts the graceful shutdown; a second one kills at once
 		<-ctx.Done()
@@ -63,7 +67,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	model := fs.String("model", "", "serve this GGUF `file` with the embedded engine (builds with -tags llamacpp; from a source checkout: "+runEmbedded+" -model FILE.gguf)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	healthcheck := fs.String("healthcheck", "", "GET this `url`, exit 0 if it answers 200 and 1 otherwise (for container health checks), then stop")
+	fs.Bool("hash-key", false, "read a client key on stdin and print its key_hash for the config, then stop (takes no other flag)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.Lookup("hash-key").Value.String() == "true" {
+		fmt.Fprintf(stderr, "gateway: -hash-key takes no other flag: %s\n", config.HashKeyHint)
 		return 2
 	}
 	if *healthcheck != "" {
@@ -87,6 +96,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+	}
+	if err := checkExposure(cfg, cfg.Listen); err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
 	}
 	if *model != "" {
 		if err := addEmbeddedModel(cfg, *model); err != nil {
@@ -116,6 +129,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if cfg.AdminKeyEnv != "" {
 		if adminKey = getenv(cfg.AdminKeyEnv); adminKey == "" {
 			fmt.Fprintf(stderr, "gateway: admin_key_env: environment variable %s is empty; export the admin key in it\n", cfg.AdminKeyEnv)
+			return 2
+		}
+	}
+	keys, err := buildKeys(cfg, getenv, adminKey)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
+	}
+	var threadSecret []byte // nil: gateway.New draws one for this process
+	if cfg.ThreadSaltEnv != "" {
+		if threadSecret = []byte(getenv(cfg.ThreadSaltEnv)); len(threadSecret) < minKeyLength {
+			fmt.Fprintf(stderr, "gateway: thread_salt_env: environment variable %s holds %d characters; export at least %d random ones in it\n", cfg.ThreadSaltEnv, len(threadSecret), minKeyLength)
 			return 2
 		}
 	}
@@ -174,6 +199,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Policy:          pol,
 		AdminKey:        adminKey,
 		Tokens:          counter,
+
+		Keys:               keys,
+		ThreadSecret:       threadSecret,
+		FingerprintThreads: cfg.Search.FingerprintThreads,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -181,6 +210,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "gateway: listen: %v\n", err)
 		return 1
 	}
+	logAuth(log, cfg, keys, ln.Addr())
 	ln = gateway.LimitListener(ln, cfg.Server.MaxConnections)
 	hs := newHTTPServer(srv, cfg.Server)
 	log.Info("maskgate listening", "addr", "http://"+ln.Addr().String(), "backends", len(ups))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -43,8 +44,12 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		if err != nil {
 			return nil, fmt.Errorf("backends[%d] (%s): %w", i, b.Name, err)
 		}
+		// Discovered and -model backends were not in the file: its defaults, here.
 		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow,
-			MaxResponseBytes: int64(b.MaxResponseBytes)})
+			MaxResponseBytes: int64(b.MaxResponseBytes),
+			MaxInFlight:      cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
+			MaxQueue:         cmp.Or(b.MaxQueue, config.DefaultMaxQueue),
+			QueueTimeout:     cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout)})
 	}
 	return ups, nil
 }
@@ -111,6 +116,9 @@ func secretValues(cfg *config.Config, getenv func(string) string) []string {
 	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv}
 	for _, b := range cfg.Backends {
 		names = append(names, b.APIKeyEnv)
+	}
+	for _, k := range cfg.Keys {
+		names = append(names, k.KeyEnv, cfg.ThreadSaltEnv)
 	}
 	var out []string
 	for _, n := range names {

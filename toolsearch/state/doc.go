@@ -14,9 +14,11 @@
 //     is loaded while the call that loaded it and that call's result both remain in the
 //     history, so it survives restarts and replicas by construction and needs no store.
 //
-// Thread resolution (Thread) names the conversation a request belongs to. It is
-// namespaced by API key, so two keys never share a thread, and anonymous requests never
-// share one global entry (see Thread for the exact rules).
+// Thread resolution (Threads.Thread) names the conversation a request belongs to. It is
+// namespaced by the caller's authenticated identity, so two identities never share a
+// thread whatever ids they send, and salted with a secret, so an id shows nothing of
+// who sent it. A request that names no thread has none unless fingerprinting is on, and
+// then shares only with its own identity's conversations that open alike (see Thread).
 //
 // # Never
 //

@@ -11,8 +11,8 @@ func ExampleMemory() {
 	m := state.NewMemory(state.Options{}) // TTL 1h, 64 MiB
 	body := []byte(`{"model":"m","metadata":{"thread_id":"t-42"},"messages":[{"role":"user","content":"hi"}]}`)
 	in, _ := state.ReadThreadInput(body)
-	in.APIKey = "sk-example"
-	thread := state.Thread(in)
+	in.Identity = "alice" // the name of the key the gateway authenticated
+	thread := state.Threads{Secret: []byte("per-process secret")}.Thread(in)
 
 	m.Load(thread, "github_create_issue")
 	m.Load(thread, "slack_post", "github_create_issue")

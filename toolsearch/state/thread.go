@@ -1,6 +1,7 @@
 package state
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,59 +10,75 @@ import (
 )
 
 // ThreadInput is what a request says about its conversation. The gateway fills Header
-// (X-Thread-Id) and APIKey; ReadThreadInput fills the rest from the body.
+// (X-Thread-Id) and Identity; ReadThreadInput fills the rest from the body.
 type ThreadInput struct {
 	Header           string // the X-Thread-Id header
 	MetadataThreadID string // metadata.thread_id
 	PromptCacheKey   string // prompt_cache_key
 	User             string // user
-	APIKey           string // the client's key; "" for none
+	Identity         string // who the caller is, as authenticated (a key's name); "" for anonymous
 	SystemPrompt     string // text of the first system (or developer) message
 	FirstUser        string // text of the first user message
 }
 
-// Thread names the conversation a request belongs to.
+// Threads names the conversation a request belongs to. The zero value is usable but
+// unsalted; give it a Secret.
+type Threads struct {
+	// Secret salts every thread id (HMAC-SHA256), so an id reveals nothing of the
+	// identity or the client's own id, and cannot be computed without it.
+	Secret []byte
+	// Fingerprint files requests that name no thread under their opening messages (see
+	// Thread). Off: they have no thread.
+	Fingerprint bool
+}
+
+// Thread returns the id of in's thread: 32 hex digits, or "" when in names none.
 //
 // The first non-empty of the X-Thread-Id header, metadata.thread_id, prompt_cache_key and
-// user is the thread, namespaced by the API key: the same id sent with two keys names two
-// threads. The header and metadata.thread_id are one kind (explicit thread ids), while
-// prompt_cache_key and user are namespaced by kind too, so a user called "t1" never
-// shares with a thread called "t1".
+// user is the thread, within the caller's identity: the same id sent by two identities
+// names two threads, and by one identity (clients sharing a key) one. The header and
+// metadata.thread_id are one kind (explicit thread ids), while prompt_cache_key and user
+// are namespaced by kind too, so a user called "t1" never shares with a thread called
+// "t1".
 //
-// With none of them, the thread is a fingerprint: the SHA-256 of (API key, system prompt,
-// first user message). Anonymous requests therefore never share one global entry. Two
-// conversations from one key that open with identical system and user messages do share
-// a thread, by design: that is what lets a client that sends no id resume its
-// conversation, since every later request repeats those opening messages.
-//
-// The result holds no secret: the key appears only as a hash.
-func Thread(in ThreadInput) string {
-	key := digest(in.APIKey)
+// With none of them, and Fingerprint on, the thread is the identity's conversation that
+// opened with the same system prompt and first user message: two conversations of one
+// identity that open alike share it, by design, since that is what lets a client that
+// sends no id resume its conversation (every later request repeats those messages). It
+// is never shared across identities. With Fingerprint off such a request has no thread.
+func (t Threads) Thread(in ThreadInput) string {
 	for _, c := range []struct{ kind, id string }{
 		{"thread", in.Header}, {"thread", in.MetadataThreadID},
 		{"cache", in.PromptCacheKey}, {"user", in.User},
 	} {
 		if c.id != "" {
-			return fmt.Sprintf("%s/%s:%s", key[:32], c.kind, c.id)
+			return t.id(in.Identity, c.kind, c.id)
 		}
 	}
-	return fmt.Sprintf("%s/anon:%s", key[:32], digest(in.APIKey, in.SystemPrompt, in.FirstUser))
+	if !t.Fingerprint {
+		return ""
+	}
+	return t.id(in.Identity, "anon", in.SystemPrompt, in.FirstUser)
 }
 
-// digest hashes parts, each length-prefixed so that no two lists hash alike.
-func digest(parts ...string) string {
-	h := sha256.New()
+// id is the salted hash of parts, each length-prefixed so that no two lists hash alike.
+func (t Threads) id(parts ...string) string {
+	h := hmac.New(sha256.New, t.Secret)
 	var n [8]byte
 	for _, p := range parts {
 		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
 		h.Write(n[:])
 		h.Write([]byte(p))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// CacheSalt is a secret per identity for engines that take a cache salt: stable for one
+// Secret, unguessable without it, different for every identity and from every thread id.
+func (t Threads) CacheSalt(identity string) string { return t.id(identity, "cache-salt") }
+
 // ReadThreadInput reads metadata.thread_id, prompt_cache_key, user and the first system
-// and user messages' text from a chat request body; Header and APIKey are left empty.
+// and user messages' text from a chat request body; Header and Identity are left empty.
 // Content may be a string or an array of parts (the text parts are joined). A member of
 // another type than expected reads as "". It reads body and never changes it.
 func ReadThreadInput(body []byte) (ThreadInput, error) {

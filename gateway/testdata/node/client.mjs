@@ -1,8 +1,10 @@
 // Drives the official `openai` Node package, unmodified, against the gateway and prints
 // on stdout, as one JSON object, what the SDK parsed. gateway/sdk_node_test.go runs it.
 //
-//   BASE_URL=http://127.0.0.1:8080/v1 node client.mjs <scenario>
+//   BASE_URL=http://127.0.0.1:8080/v1 [API_KEY=KEY] [THREAD_ID=ID] node client.mjs <scenario>
 //
+// API_KEY is the client key (default "x", for a gateway without keys); THREAD_ID, when
+// set, is sent as X-Thread-Id on every request.
 // The scenario comes from the first argument, else from SCENARIO. An SDK error prints
 // {"error":{...}} with its status, message, type, param and code, and exits 1; a usage
 // mistake exits 2.
@@ -121,7 +123,13 @@ if (!process.env.BASE_URL || !run) {
 }
 
 // Everything is explicit so that no OPENAI_* variable of the caller's changes the run.
-const client = new OpenAI({ baseURL: process.env.BASE_URL, apiKey: 'x', maxRetries: 0, timeout: 10_000 });
+const client = new OpenAI({
+  baseURL: process.env.BASE_URL,
+  apiKey: process.env.API_KEY || 'x',
+  defaultHeaders: process.env.THREAD_ID ? { 'X-Thread-Id': process.env.THREAD_ID } : {},
+  maxRetries: 0,
+  timeout: 10_000,
+});
 
 try {
   process.stdout.write(JSON.stringify(await run(client)) + '\n');

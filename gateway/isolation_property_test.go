@@ -1,0 +1,136 @@
+package gateway_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/maskgate/maskgate/toolsearch/meta"
+)
+
+// TestIsolation_PropertyNothingCrossesIdentities drives random conversations of three
+// keys through one gateway: random explicit thread ids (X-Thread-Id or
+// metadata.thread_id, one kind), prompt_cache_key and user values drawn from small
+// pools, so that identities collide on every one of them, and anonymous conversations
+// (no id at all; fingerprinting on) that open with identical system and user messages
+// across identities. Every request plants a secret in a hidden exchange and loads one of
+// its identity's tools.
+//
+// The test keeps its own model of what may be shared: a thread is (identity, the first
+// of header/metadata, prompt_cache_key, user, else the opening messages), as the README
+// documents. For every prompt the upstream received it asserts that each secret in it
+// was planted in the same modelled thread, that each tool in it is the caller's (its
+// own profile tool or client tool, described as the caller described it) and was loaded
+// in that thread, and — so that the property is not vacuous — that secrets and tools
+// did carry over within threads.
+func TestIsolation_PropertyNothingCrossesIdentities(t *testing.T) {
+	const seeds, requests = 12, 40
+	var carried, loadedSeen, checked int
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 0x6d61736b))
+		p := newPlanter(t)
+		gw := tenantGateway(t, p, testKeys(), true)
+
+		plantedIn := map[string]string{}         // secret → modelled thread
+		loadedIn := map[string]map[string]bool{} // modelled thread → tools loaded in it
+		history := map[string][]string{}         // modelled thread → client messages so far
+		pick := func(pool ...string) string { return pool[rng.IntN(len(pool))] }
+		maybe := func(pool ...string) string {
+			if rng.IntN(3) == 0 {
+				return pick(pool...)
+			}
+			return ""
+		}
+		for n := range requests {
+			who := pick("alice", "bob", "carol")
+			header, metaID, cacheKey, user := maybe("t1", "t2"), maybe("t1", "t2"), maybe("t1", "p"), maybe("t1", "u")
+			sys, first := pick("You are helpful.", "You code."), pick("hello", "list my repos")
+			var thread string
+			switch {
+			case header != "":
+				thread = "thread:" + header
+			case metaID != "":
+				thread = "thread:" + metaID
+			case cacheKey != "":
+				thread = "cache:" + cacheKey
+			case user != "":
+				thread = "user:" + user
+			default:
+				thread = "anon:" + sys + "|" + first
+			}
+			thread = who + "/" + thread
+			msgs := history[thread]
+			if msgs == nil {
+				msgs = []string{systemMsg(sys), userMsg(first)}
+			}
+			secret := fmt.Sprintf("SECRET-%s-%d", who, n)
+			tool := fmt.Sprintf("%s_tool_%02d", who, rng.IntN(8))
+			if rng.IntN(4) == 0 {
+				tool = "cli_" + who + "_own"
+			}
+			plant := userMsg("plant " + secret + " " + tool)
+			var extra []string
+			if metaID != "" {
+				extra = append(extra, `"metadata":{"thread_id":`+jsonString(metaID)+`}`)
+			}
+			if cacheKey != "" {
+				extra = append(extra, `"prompt_cache_key":`+jsonString(cacheKey))
+			}
+			if user != "" {
+				extra = append(extra, `"user":`+jsonString(user))
+			}
+			headers := bearer(tenantKeys[who])
+			if header != "" {
+				headers["X-Thread-Id"] = header
+			}
+			before := p.n()
+			status, _, body := send(t, "POST", gw.URL+"/v1/chat/completions", headers, chatBody(append(slices.Clone(msgs), plant), clientTools(who), extra...))
+			if status != 200 {
+				t.Fatalf("seed %d request %d (%s): %d %s", seed, n, thread, status, body)
+			}
+			plantedIn[secret] = thread
+			calls := p.since(before)
+			if len(calls) != 2 {
+				// A spliced exchange from elsewhere can end the prompt and change the answer.
+				t.Errorf("seed %d request %d (%s): %d upstream calls, want 2 (plant, then answer)", seed, n, thread, len(calls))
+			}
+			for i, c := range calls {
+				checked++
+				for _, s := range c.secrets {
+					if plantedIn[s] != thread {
+						t.Errorf("seed %d request %d (%s), call %d: secret %s planted in %s reached it", seed, n, thread, i, s, plantedIn[s])
+					} else if s != secret {
+						carried++
+					}
+				}
+				for _, name := range c.tools {
+					if meta.IsMeta(name) {
+						continue
+					}
+					if !strings.HasPrefix(name, who+"_") && name != "cli_"+who+"_own" {
+						t.Errorf("seed %d request %d (%s): %s's tool %s in its prompt", seed, n, thread, who, name)
+					}
+					if d := c.descs[name]; strings.HasPrefix(name, "cli_") && !strings.Contains(d, who) {
+						t.Errorf("seed %d request %d: tool %s described as %q", seed, n, name, d)
+					}
+					if !loadedIn[thread][name] && !(i == 1 && name == tool) {
+						t.Errorf("seed %d request %d (%s): tool %s was never loaded in this thread", seed, n, thread, name)
+					} else if i == 0 {
+						loadedSeen++
+					}
+				}
+			}
+			if loadedIn[thread] == nil {
+				loadedIn[thread] = map[string]bool{}
+			}
+			loadedIn[thread][tool] = true
+			history[thread] = append(msgs, plant, assistantMsg("ok"))
+		}
+	}
+	t.Logf("%d prompts checked; %d carried an earlier secret of their thread, %d an earlier loaded tool", checked, carried, loadedSeen)
+	if carried == 0 || loadedSeen == 0 {
+		t.Fatal("no secret or tool ever carried over within a thread: the test proves nothing")
+	}
+}
