@@ -113,12 +113,12 @@ func newReplicated(b config.Backend, key string, transport http.RoundTripper, lo
 // secretValues are the values of every key the configuration names (upstream keys, the
 // admin key, the embeddings key), for the log redactor.
 func secretValues(cfg *config.Config, getenv func(string) string) []string {
-	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv}
+	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv, cfg.ThreadSaltEnv}
 	for _, b := range cfg.Backends {
 		names = append(names, b.APIKeyEnv)
 	}
 	for _, k := range cfg.Keys {
-		names = append(names, k.KeyEnv, cfg.ThreadSaltEnv)
+		names = append(names, k.KeyEnv)
 	}
 	var out []string
 	for _, n := range names {
