@@ -21,12 +21,25 @@ func TestPrefillCost_Seconds(t *testing.T) {
 	}
 }
 
-// The default reproduces the published figures it was fitted to, to half a millisecond.
+// The default reproduces the measurement it stands for, written out here rather than
+// read from H200Llama8BSamples (which the default was fitted to, so comparing the two
+// would check the package against itself): one H200, a random-weight model in
+// Llama-3.1-8B shape, Hugging Face transformers with SDPA attention, bf16, 120 new
+// tokens. 17,120 prompt tokens prefilled in 617 ms; the same with all but the 120 new
+// ones cached in 46 ms; 2,870 tokens in 87 ms. The samples round the token counts, so
+// the margin is 2 %.
 func TestDefaultPrefill_ReproducesH200Figures(t *testing.T) {
 	p := DefaultPrefill()
-	for _, s := range H200Llama8BSamples() {
-		if got := p.Seconds(s.Cached, s.Computed); !near(got, s.Seconds, 0.0005) {
-			t.Errorf("Seconds(%d cached, %d computed) = %.4f, want %.3f", s.Cached, s.Computed, got, s.Seconds)
+	for _, m := range []struct {
+		cached, computed int
+		seconds          float64
+	}{
+		{0, 17120, 0.617},
+		{17000, 120, 0.046},
+		{0, 2870, 0.087},
+	} {
+		if got := p.Seconds(m.cached, m.computed); !near(got, m.seconds, 0.02*m.seconds) {
+			t.Errorf("Seconds(%d cached, %d computed) = %.4f, measured %.3f", m.cached, m.computed, got, m.seconds)
 		}
 	}
 }
