@@ -87,3 +87,20 @@ func TestFitPrefill_RefusesWhatDoesNotDetermineACost(t *testing.T) {
 		}
 	}
 }
+
+// The default decode cost is derived, not measured, and the derivation is redone here
+// from the hardware and model figures: single-stream decoding on an H200 reads at
+// 4.8 TB/s; a Llama-3.1-8B-shaped model in bf16 is 16 GB of weights read per token, and
+// its KV per token of context is 32 layers × 8 KV heads × 128 × (K and V) × 2 bytes.
+func TestDefaultDecode_IsTheBandwidthDerivation(t *testing.T) {
+	const bandwidth = 4.8e12 // bytes a second
+	weights := 16e9
+	kvPerToken := float64(32 * 8 * 128 * 2 * 2)
+	d := DefaultDecode()
+	if want := weights / bandwidth; !near(d.PerToken, want, 0.01*want) {
+		t.Errorf("PerToken = %.4g s, the derivation gives %.4g s", d.PerToken, want)
+	}
+	if want := kvPerToken / bandwidth; !near(d.PerTokenContext, want, 0.01*want) {
+		t.Errorf("PerTokenContext = %.4g s, the derivation gives %.4g s", d.PerTokenContext, want)
+	}
+}
