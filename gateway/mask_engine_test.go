@@ -147,9 +147,9 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 		// "required" instead of the client's allowed_tools (the engine enforces both the
 		// same way), so a call is still forced but may name any tool in the prompt. The
 		// prompt must hash as the mask run's did: the constraint is the only difference.
-		const n = 20
-		if len(masked) < n {
-			t.Fatalf("the mask subtest left %d requests, want ≥ %d to replay: run both (MASKGATE_MASK_SEEDS ≥ %d)", len(masked), n, n)
+		n := min(20, len(masked))
+		if n < 10 {
+			t.Fatalf("the mask subtest left %d requests to replay, want ≥ 10: run both, with MASKGATE_MASK_SEEDS ≥ 10", len(masked))
 		}
 		loaded := loadedAt(gateway.StrategyMask)
 		var sum seedSummary
@@ -191,7 +191,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 			}
 		}
 		// README: unconstrained, the same prompts strayed. A random model over 27 names
-		// picks one of the 1–3 loaded ones rarely; 5 of 20 is a floor far below that.
+		// picks one of the 1–3 loaded ones rarely; 5 calls is a floor far below that.
 		if sum.disabled < 5 || len(strays) < 3 {
 			t.Errorf("unconstrained, %d of %d calls left the loaded set (%d distinct names: %v); want ≥ 5 calls and ≥ 3 names, or the mask run proves nothing",
 				sum.disabled, sum.calls(), len(strays), strays)
