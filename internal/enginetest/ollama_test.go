@@ -3,8 +3,6 @@ package enginetest_test
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +72,7 @@ func TestOllama_LongSharedPrefixTwice(t *testing.T) {
 	s := enginetest.StartOllama(t, enginetest.OllamaOptions{Env: []string{"OLLAMA_DEBUG=1"}})
 	system := api.Message{Role: "system", Content: longText(600)}
 	var counts [2]int
-	var slots [2]cacheSlot
+	var slots [2]enginetest.CacheLoad
 	for i, question := range []string{"Summarize the text.", "Count the lines."} {
 		r := chat(t, s, &api.ChatRequest{
 			Messages: []api.Message{system, {Role: "user", Content: question}},
@@ -85,40 +83,25 @@ func TestOllama_LongSharedPrefixTwice(t *testing.T) {
 			t.Fatalf("request %d did not finish", i+1)
 		}
 		counts[i] = r.PromptEvalCount
-		loads := cacheSlots(s.LogTail())
+		loads := enginetest.CacheLoads(s.LogTail())
 		if len(loads) == 0 {
 			t.Fatalf("request %d: no \"loading cache slot\" line in the runner's debug log:\n%s", i+1, s.LogTail())
 		}
 		slots[i] = loads[len(loads)-1]
 		t.Logf("request %d: prompt_eval_count=%d prompt_eval_duration=%s; runner: prompt %d tokens, %d reused from the cache",
-			i+1, r.PromptEvalCount, r.PromptEvalDuration, slots[i].prompt, slots[i].used)
+			i+1, r.PromptEvalCount, r.PromptEvalDuration, slots[i].Prompt, slots[i].Used)
 	}
 	if counts[0] < 7000 {
 		t.Errorf("prompt_eval_count = %d, want a long prompt of at least 7000 tokens", counts[0])
 	}
 	// The first prompt meets an empty cache; the second shares all but its last turn
 	// (a few dozen tokens) with the first.
-	if slots[0].used != 0 {
-		t.Errorf("request 1 reused %d tokens of a cold cache", slots[0].used)
+	if slots[0].Used != 0 {
+		t.Errorf("request 1 reused %d tokens of a cold cache", slots[0].Used)
 	}
-	if p := slots[1].prompt; slots[1].used < p-64 || slots[1].used >= p {
-		t.Errorf("request 2 reused %d of its %d prompt tokens, want all but its last turn (at least %d)", slots[1].used, p, p-64)
+	if p := slots[1].Prompt; slots[1].Used < p-64 || slots[1].Used >= p {
+		t.Errorf("request 2 reused %d of its %d prompt tokens, want all but its last turn (at least %d)", slots[1].Used, p, p-64)
 	}
-}
-
-// cacheSlot is one "loading cache slot" line of an Ollama runner's debug log.
-type cacheSlot struct{ prompt, used int }
-
-var cacheSlotLine = regexp.MustCompile(`msg="loading cache slot".* prompt=(\d+) used=(\d+)`)
-
-func cacheSlots(log string) []cacheSlot {
-	var out []cacheSlot
-	for _, m := range cacheSlotLine.FindAllStringSubmatch(log, -1) {
-		p, _ := strconv.Atoi(m[1])
-		u, _ := strconv.Atoi(m[2])
-		out = append(out, cacheSlot{prompt: p, used: u})
-	}
-	return out
 }
 
 // The server must render tools into the system turn with the tiny model's
