@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -63,10 +64,43 @@ maskgate_cached_tokens_total{backend="up",model="m1",source="reported",strategy=
 		"maskgate_completion_tokens_total", "maskgate_cached_tokens_total"); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(sgw.reg, "maskgate_time_to_first_token_seconds"); n != 1 {
-		t.Errorf("ttft series = %d, want 1", n)
+	// One stream, so one observation each; the first token and the gateway's own time
+	// both fall within the request's duration.
+	dCount, dSum := histogram(t, sgw.reg, "maskgate_request_duration_seconds")
+	for _, name := range []string{"maskgate_time_to_first_token_seconds", "maskgate_gateway_overhead_seconds"} {
+		n, sum := histogram(t, sgw.reg, name)
+		if n != 1 || !(sum > 0 && sum <= dSum) {
+			t.Errorf("%s: %d observations summing %gs, want 1 of more than 0 and at most the request's %gs", name, n, sum, dSum)
+		}
 	}
-	if n := testutil.CollectAndCount(sgw.reg, "maskgate_gateway_overhead_seconds"); n != 1 {
-		t.Errorf("overhead series = %d, want 1", n)
+	if dCount != 1 {
+		t.Errorf("request_duration_seconds: %d observations, want 1", dCount)
 	}
+	// Whole answers: the two routed requests are timed; the malformed body, refused
+	// before routing, is only counted in requests_total.
+	if n, _ := histogram(t, gw.reg, "maskgate_request_duration_seconds"); n != 2 {
+		t.Errorf("request_duration_seconds: %d observations, want 2 (the routed requests)", n)
+	}
+	if n, _ := histogram(t, gw.reg, "maskgate_time_to_first_token_seconds"); n != 0 {
+		t.Errorf("time_to_first_token_seconds: %d observations of whole answers, want none", n)
+	}
+}
+
+// histogram sums the sample counts and sums of a histogram's series.
+func histogram(t *testing.T, reg *prometheus.Registry, name string) (count uint64, sum float64) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			count += m.GetHistogram().GetSampleCount()
+			sum += m.GetHistogram().GetSampleSum()
+		}
+	}
+	return count, sum
 }

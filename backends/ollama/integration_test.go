@@ -149,78 +149,88 @@ func TestIntegration_RealOllama(t *testing.T) {
 	t.Run("required_call_constrained_to_two_of_ten", func(t *testing.T) {
 		allowed := []string{"search_files", "read_file"}
 		choice := `{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"search_files"}},{"type":"function","function":{"name":"read_file"}}]}}`
-		// Random weights under the grammar pad with whitespace and rarely close the
+		// Random weights under the format schema pad with whitespace and rarely close the
 		// arguments object, and a loaded two-core machine decodes at 50-200 ms a token, so
-		// most answers stop at max_tokens. The name comes first, and is what the test holds.
+		// most answers stop at max_tokens. The name comes first, and is what the test
+		// holds: a whole name is allowed or disabled; an answer cut off before its name
+		// closed is counted apart, never as allowed.
 		const seeds = 20
-		nameRe := regexp.MustCompile(`^\s*\{\s*"name"\s*:\s*"([^"]*)"`)
-		calls, cut, unnamed := 0, 0, 0
-		for seed := range seeds {
-			extra := fmt.Sprintf(`"max_tokens":32,"temperature":1,"seed":%d,"tools":%s,"tool_choice":%s`, seed, catalog(10), choice)
+		type tally struct{ allowed, cut, disabled int }
+		// ask sends one seed with tool_choice and grades the name against allowed.
+		ask := func(seed int, toolChoice string) (tally, int) {
+			extra := fmt.Sprintf(`"max_tokens":32,"temperature":1,"seed":%d,"tools":%s,"tool_choice":%s`, seed, catalog(10), toolChoice)
 			resp, err := b.ChatCompletion(ctx, &backends.Request{Body: chatBody(model, extra), Model: model})
 			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
+				t.Fatalf("seed %d, tool_choice %s: %v", seed, toolChoice, err)
 			}
 			if resp.Strategy != "mask" {
-				t.Errorf("seed %d: strategy %q", seed, resp.Strategy)
+				t.Errorf("seed %d: strategy %q, want mask (a format schema)", seed, resp.Strategy)
 			}
 			var c oai.ChatCompletion
 			if err := json.Unmarshal(resp.Body, &c); err != nil {
 				t.Fatal(err)
 			}
 			ch := c.Choices[0]
+			var name string
 			switch ch.FinishReason {
 			case oai.FinishToolCalls:
 				if len(ch.Message.ToolCalls) != 1 {
 					t.Fatalf("seed %d: %d calls", seed, len(ch.Message.ToolCalls))
 				}
 				call := ch.Message.ToolCalls[0]
-				if !slices.Contains(allowed, call.Function.Name) {
-					t.Errorf("seed %d: call to %q, outside %v", seed, call.Function.Name, allowed)
-				}
 				if !json.Valid([]byte(call.Function.Arguments)) || !strings.HasPrefix(call.Function.Arguments, "{") {
 					t.Errorf("seed %d: arguments %q", seed, call.Function.Arguments)
 				}
-				calls++
-			case oai.FinishLength: // cut off inside the JSON: the name, once written, must be allowed
-				m := nameRe.FindStringSubmatch(*ch.Message.Content)
-				switch {
-				case m == nil:
-					unnamed++
-				case !slices.Contains(allowed, m[1]):
-					t.Errorf("seed %d: cut-off call names %q, outside %v", seed, m[1], allowed)
-				default:
-					cut++
+				name = call.Function.Name
+			case oai.FinishLength: // cut off inside the JSON: the name, once written, is graded
+				if ch.Message.Content != nil {
+					if m := calledName.FindStringSubmatch(*ch.Message.Content); m != nil {
+						name = m[1]
+					}
 				}
 			default:
-				t.Errorf("seed %d: finish %q: %s", seed, ch.FinishReason, resp.Body)
+				t.Fatalf("seed %d: finish %q: %s", seed, ch.FinishReason, resp.Body)
 			}
-		}
-		if calls+cut < seeds/2 {
-			t.Errorf("only %d of %d seeds named a tool before max_tokens (%d whole calls)", calls+cut, seeds, calls)
+			switch {
+			case name == "":
+				return tally{cut: 1}, c.Usage.PromptTokens
+			case slices.Contains(allowed, name):
+				return tally{allowed: 1}, c.Usage.PromptTokens
+			}
+			return tally{disabled: 1}, c.Usage.PromptTokens
 		}
 
-		// The same prompts without the constraint: how often would the model have strayed?
-		stray, text := 0, 0
-		for seed := range seeds {
-			extra := fmt.Sprintf(`"max_tokens":16,"temperature":1,"seed":%d,"tools":%s`, seed, catalog(10))
-			resp, err := b.ChatCompletion(ctx, &backends.Request{Body: chatBody(model, extra), Model: model})
-			if err != nil {
-				t.Fatalf("seed %d unconstrained: %v", seed, err)
-			}
-			var c oai.ChatCompletion
-			json.Unmarshal(resp.Body, &c)
-			tc := c.Choices[0].Message.ToolCalls
-			switch {
-			case len(tc) == 0:
-				stray++
-				text++
-			case !slices.ContainsFunc(tc, func(call oai.ToolCall) bool { return slices.Contains(allowed, call.Function.Name) }):
-				stray++
-			}
+		// Unconstrained: tool_choice "required", so a call is still forced, with a format
+		// schema whose enum is all ten names. Everything Ollama renders its prompt from
+		// (messages, tools, options) is the same request for request; only the schema
+		// differs.
+		free := `"required"`
+		if d := promptDiff(t, model, choice, free); d != "" {
+			t.Fatalf("the two requests render different prompts: %s", d)
 		}
-		t.Logf("constrained: %d/%d named an allowed tool %v (%d whole calls, %d cut off after the name, %d cut off before it); unconstrained: %d/%d strayed (%d answered with text)",
-			calls+cut, seeds, allowed, calls, cut, unnamed, stray, seeds, text)
+		var mask, control tally
+		for seed := range seeds {
+			m, pm := ask(seed, choice)
+			u, pu := ask(seed, free)
+			if pm != pu {
+				t.Errorf("seed %d: %d prompt tokens constrained, %d unconstrained: not the same prompt", seed, pm, pu)
+			}
+			if m.disabled > 0 {
+				t.Errorf("seed %d: a call outside %v under the schema", seed, allowed)
+			}
+			mask.allowed, mask.cut, mask.disabled = mask.allowed+m.allowed, mask.cut+m.cut, mask.disabled+m.disabled
+			control.allowed, control.cut, control.disabled = control.allowed+u.allowed, control.cut+u.cut, control.disabled+u.disabled
+		}
+		t.Logf("constrained to %v: %d allowed, %d cut off before the name, %d disabled; unconstrained, same prompt: %d allowed, %d cut off, %d outside %v",
+			allowed, mask.allowed, mask.cut, mask.disabled, control.allowed, control.cut, control.disabled, allowed)
+		if mask.allowed < seeds/2 {
+			t.Errorf("only %d of %d seeds named a tool before max_tokens", mask.allowed, seeds)
+		}
+		// Two names of ten: a model that ignored the prompt would leave them 8 times in
+		// 10; 5 of 20 is a floor far below that.
+		if control.disabled < 5 {
+			t.Errorf("unconstrained, only %d of %d seeds called outside %v: the constrained run proves nothing", control.disabled, seeds, allowed)
+		}
 	})
 
 	t.Run("shared_prefix", func(t *testing.T) {
@@ -257,6 +267,32 @@ func TestIntegration_RealOllama(t *testing.T) {
 			t.Errorf("second request estimated %d of %d cached, want most of the shared system prompt", c, u2.PromptTokens)
 		}
 	})
+}
+
+// calledName is the name of a call written as text, closed.
+var calledName = regexp.MustCompile(`^\s*\{\s*"name"\s*:\s*"([^"]*)"`)
+
+// promptDiff says how the Ollama requests for two tool_choice values differ in what
+// Ollama renders the prompt from (everything but format), or "" when they do not.
+func promptDiff(t *testing.T, model, choiceA, choiceB string) string {
+	t.Helper()
+	render := func(choice string) string {
+		tr, err := translateRequest(chatBody(model, fmt.Sprintf(`"max_tokens":32,"temperature":1,"seed":1,"tools":%s,"tool_choice":%s`, catalog(10), choice)), model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := *tr.req
+		r.Format = nil
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := render(choiceA), render(choiceB); a != b {
+		return fmt.Sprintf("%s\nvs\n%s", a, b)
+	}
+	return ""
 }
 
 // chatBody is a one-turn chat request for model with extra members.

@@ -51,7 +51,18 @@
 // go to -out. The targets it reports on — mask caches ≥ 99% after turn 0, computes
 // ≤ 0.35× remove's tokens per session from the second session of a profile, makes no
 // disabled call, and auto stays within 5% of the cheapest fixed strategy — are
-// reported, never asserted.
+// reported by the command, never asserted by it. The package's tests hold the figures
+// the README quotes: TestReplay_TheREADMEFigures reruns the default prefix-model replay
+// (deterministic: token counts, no clock), TestEmbedded_TheREADMEFigures (-tags
+// llamacpp) the embedded run's profile scenario.
+//
+// Disabled calls under mask and allowed_tools are zero by the script's construction:
+// the scripted model reads the allowed set and calls load_tool where it leaves the tool
+// out, and on engine targets the engine's own output is discarded. So the replay shows
+// what validate's strays cost and that the gateway counts them, not that an engine
+// keeps to the allowed set; the gateway's real-engine tests
+// (TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt,
+// TestE2E_HundredSeedsOnRealOllama) grade an engine's own calls.
 //
 // -quick is a few seconds' run on the prefix model (20 tools, short sessions) that the
 // package's test uses.

@@ -36,7 +36,7 @@ func newEmbeddedTarget(c Config) (*engineTarget, error) {
 	}
 	if tiny {
 		about.Times = "measured on the tiny random-weight model on this CPU: NOT representative of real models " +
-			"(attention over a long cached prompt dominates there; see kvcache's package doc)"
+			"(on a tiny model attention over a long cached prompt dominates, so a long cached prompt can look slower than a short recomputed one, which real models reverse)"
 	}
 	// The engine masks to Request.Allowed and narrows to an allowed_tools tool_choice.
 	caps := kvcache.Capabilities{Constrains: true, AllowedTools: true, CachesPrefixes: true}

@@ -252,7 +252,7 @@ func (cl *client) turn(ctx context.Context, thread string, msgs [][]byte) (*Turn
 	if err != nil {
 		return nil, nil, err
 	}
-	rounds := cl.log.take(thread)
+	rounds := cl.log.take(resp.Header.Get(gateway.HeaderThread))
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, fmt.Errorf("gateway answered %d: %s", resp.StatusCode, bytes.TrimSpace(out))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,12 +35,9 @@ type roundLog struct {
 
 func newRoundLog() *roundLog { return &roundLog{rounds: map[string][]Round{}} }
 
-// add files r under the client's thread id: the gateway's thread key is scoped to the
-// caller's API key ("<key digest>/thread:<id>"), the client knows only <id>.
+// add files r under the gateway's thread id (salted and scoped to the caller's
+// identity), which the client reads from the answer's X-Maskgate-Thread.
 func (l *roundLog) add(thread string, r Round) {
-	if i := strings.LastIndex(thread, "/thread:"); i >= 0 {
-		thread = thread[i+len("/thread:"):]
-	}
 	l.mu.Lock()
 	l.rounds[thread] = append(l.rounds[thread], r)
 	l.mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,58 @@ func TestEvaluate_FullLexicalBeatsPlainBM25(t *testing.T) {
 	th := rep.Threshold
 	if th.Right == 0 || th.OffTopic == 0 || th.RightKept > th.Right || th.OffTopicEmpty > th.OffTopic {
 		t.Errorf("threshold figures: %+v", th)
+	}
+}
+
+// The figures the README's tool-search table quotes, which this evaluation produces
+// exactly (counts over fixed query sets, no randomness): each must come out as quoted,
+// to the README's three decimals. A change to the search that moves one changes the
+// README with it.
+func TestEvaluate_TheREADMEFigures(t *testing.T) {
+	rep, err := evaluate("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figures struct{ r1, r5, mrr float64 }
+	want := map[string]map[string]figures{
+		"development": {
+			"BM25 plain":     {0.425, 0.700, 0.542},
+			"lexical (full)": {0.642, 0.875, 0.743},
+			"keyword scorer": {0.492, 0.808, 0.612},
+		},
+		"held out": {
+			"BM25 plain":     {0.525, 0.850, 0.658},
+			"lexical (full)": {0.700, 0.925, 0.790},
+			"keyword scorer": {0.575, 0.875, 0.721},
+		},
+	}
+	seen := 0
+	for _, s := range rep.Sets {
+		set, _, _ := strings.Cut(s.Name, " (") // "development (queries.txt)"
+		for _, r := range s.Rows {
+			w, ok := want[set][r.Search]
+			if !ok {
+				continue
+			}
+			seen++
+			for _, f := range []struct {
+				name      string
+				got, want float64
+			}{{"recall@1", r.Recall1, w.r1}, {"recall@5", r.Recall5, w.r5}, {"MRR", r.MRR, w.mrr}} {
+				if math.Abs(f.got-f.want) > 0.0005 {
+					t.Errorf("%s, %s: %s %.4f; the README quotes %.3f", s.Name, r.Search, f.name, f.got, f.want)
+				}
+			}
+		}
+	}
+	if seen != 6 {
+		t.Errorf("found %d of the README's 6 rows", seen)
+	}
+	// README: at 0.1 min_score keeps 143 of the 151 right answers found in the top 10
+	// and leaves 16 of 20 off-topic requests with no result.
+	if th := rep.Threshold; th.MinScore != 0.1 || th.RightKept != 143 || th.Right != 151 || th.OffTopicEmpty != 16 || th.OffTopic != 20 {
+		t.Errorf("min_score %g keeps %d of %d right answers and empties %d of %d off-topic queries; the README quotes 0.1, 143 of 151, 16 of 20",
+			th.MinScore, th.RightKept, th.Right, th.OffTopicEmpty, th.OffTopic)
 	}
 }
 

@@ -64,14 +64,15 @@ func TestOllama_ChatWithToolsGenerates(t *testing.T) {
 		float64(r.EvalCount)/r.EvalDuration.Seconds())
 }
 
-// Logs how long the engine takes to process a long prompt, then the same
-// prompt with a different last turn: the second should reuse the cached
-// prefix. Timings are logged, never asserted: speed is measured in
-// benchmarks.
+// A long prompt, then the same prompt with a different last turn: the second reuses the
+// cached prefix. Ollama folds cached tokens into prompt_eval_count, so reuse is read from
+// the runner's own debug log ("loading cache slot … prompt=N used=M"). Timings are
+// logged, never asserted: speed is measured in benchmarks.
 func TestOllama_LongSharedPrefixTwice(t *testing.T) {
-	s := enginetest.Ollama(t)
+	s := enginetest.StartOllama(t, enginetest.OllamaOptions{Env: []string{"OLLAMA_DEBUG=1"}})
 	system := api.Message{Role: "system", Content: longText(600)}
 	var counts [2]int
+	var slots [2]enginetest.CacheLoad
 	for i, question := range []string{"Summarize the text.", "Count the lines."} {
 		r := chat(t, s, &api.ChatRequest{
 			Messages: []api.Message{system, {Role: "user", Content: question}},
@@ -82,10 +83,24 @@ func TestOllama_LongSharedPrefixTwice(t *testing.T) {
 			t.Fatalf("request %d did not finish", i+1)
 		}
 		counts[i] = r.PromptEvalCount
-		t.Logf("request %d: prompt_eval_count=%d prompt_eval_duration=%s", i+1, r.PromptEvalCount, r.PromptEvalDuration)
+		loads := enginetest.CacheLoads(s.LogTail())
+		if len(loads) == 0 {
+			t.Fatalf("request %d: no \"loading cache slot\" line in the runner's debug log:\n%s", i+1, s.LogTail())
+		}
+		slots[i] = loads[len(loads)-1]
+		t.Logf("request %d: prompt_eval_count=%d prompt_eval_duration=%s; runner: prompt %d tokens, %d reused from the cache",
+			i+1, r.PromptEvalCount, r.PromptEvalDuration, slots[i].Prompt, slots[i].Used)
 	}
 	if counts[0] < 7000 {
 		t.Errorf("prompt_eval_count = %d, want a long prompt of at least 7000 tokens", counts[0])
+	}
+	// The first prompt meets an empty cache; the second shares all but its last turn
+	// (a few dozen tokens) with the first.
+	if slots[0].Used != 0 {
+		t.Errorf("request 1 reused %d tokens of a cold cache", slots[0].Used)
+	}
+	if p := slots[1].Prompt; slots[1].Used < p-64 || slots[1].Used >= p {
+		t.Errorf("request 2 reused %d of its %d prompt tokens, want all but its last turn (at least %d)", slots[1].Used, p, p-64)
 	}
 }
 
