@@ -42,9 +42,9 @@ type LlamaServer struct {
 	*process
 }
 
-// LlamaServer starts a llama-server with the default tiny model; see
+// Llama starts a llama-server with the default tiny model; see
 // StartLlamaServer.
-func LlamaServer(t testing.TB) *LlamaServer {
+func Llama(t testing.TB) *LlamaServer {
 	t.Helper()
 	return StartLlamaServer(t, LlamaServerOptions{})
 }
