@@ -115,8 +115,11 @@ func (w *argRules) define(slot int, hint, body string) string {
 // alias makes slot (when there is one) stand for term and returns the term
 // the caller should use.
 func (w *argRules) alias(slot int, term string) string {
-	if slot < 0 || term == w.rules[slot].name {
+	if slot < 0 {
 		return term
+	}
+	if term == w.rules[slot].name {
+		term = "json-value" // {"$ref": "#"}: it says nothing of the value
 	}
 	w.rules[slot].alts = []string{term}
 	return w.rules[slot].name

@@ -17,6 +17,9 @@ var gbnfRuleRE = regexp.MustCompile(`(?m)^([a-zA-Z0-9-]+) ::= `)
 func checkRefs(t testing.TB, g string) {
 	t.Helper()
 	defined := map[string]bool{}
+	if regexp.MustCompile(`(?m) ::= *$`).MatchString(g) {
+		t.Fatalf("a rule has no body:\n%s", g)
+	}
 	for _, m := range gbnfRuleRE.FindAllStringSubmatch(g, -1) {
 		if defined[m[1]] {
 			t.Fatalf("rule %s defined twice:\n%s", m[1], g)
@@ -154,6 +157,7 @@ func FuzzArgRules(f *testing.F) {
 		f.Add(c.schema)
 	}
 	f.Add(`{"$ref":"#"}`)
+	f.Add(`{"anyOf":[{"$ref":"#"}]}`)
 	f.Add(`{"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}`)
 	f.Fuzz(func(t *testing.T, schema string) {
 		spec := Spec{Format: Hermes(), Allowed: []string{"f"}}
