@@ -101,3 +101,85 @@ func TestForcedCall_CompletesAsAValidCall(t *testing.T) {
 		})
 	}
 }
+
+// TestForcedCall_CutShortIsStillACall: a required call that max_tokens cuts comes back,
+// whole and streamed, as a tool call to an allowed tool with the arguments so far and
+// finish_reason "length" (cut in the name: no call and no content), never as the
+// template's text in the content.
+func TestForcedCall_CutShortIsStillACall(t *testing.T) {
+	b := newBackend(t, Options{})
+	partial := 0
+	for seed := range 4 {
+		for _, stream := range []bool{false, true} {
+			body := chatBody(t, map[string]any{
+				"messages":    msgs("user", "Do what you must."),
+				"tools":       forcedToolsJSON(),
+				"tool_choice": "required",
+				"max_tokens":  18 + 4*seed,
+				"seed":        seed,
+				"temperature": 1.0,
+				"stream":      stream,
+			})
+			resp, err := b.ChatCompletion(context.Background(), &backends.Request{Body: body, Model: "tiny", Stream: stream, Allowed: []string{"get_weather", "send_email"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var content, finish string
+			var calls []oai.FunctionCall
+			if stream {
+				for _, c := range readAll(t, resp.Stream) {
+					if len(c.Choices) == 0 {
+						continue
+					}
+					d := c.Choices[0].Delta
+					if d.Content != nil {
+						content += *d.Content
+					}
+					for _, tc := range d.ToolCalls {
+						if tc.Function.Name != "" {
+							calls = append(calls, oai.FunctionCall{Name: tc.Function.Name})
+						}
+						if n := len(calls); n > 0 {
+							calls[n-1].Arguments += tc.Function.Arguments
+						}
+					}
+					if c.Choices[0].FinishReason != nil {
+						finish = *c.Choices[0].FinishReason
+					}
+				}
+			} else {
+				var cc oai.ChatCompletion
+				if err := json.Unmarshal(resp.Body, &cc); err != nil {
+					t.Fatal(err)
+				}
+				ch := cc.Choices[0]
+				finish = ch.FinishReason
+				if ch.Message.Content != nil {
+					content = *ch.Message.Content
+				}
+				for _, tc := range ch.Message.ToolCalls {
+					calls = append(calls, tc.Function)
+				}
+			}
+			where := fmt.Sprintf("seed %d stream %v", seed, stream)
+			if finish != oai.FinishLength || content != "" || len(calls) > 1 {
+				t.Errorf("%s: finish %q, content %q, %d calls; want length, no content, at most one call", where, finish, content, len(calls))
+				continue
+			}
+			if len(calls) == 1 {
+				if !slices.Contains([]string{"get_weather", "send_email"}, calls[0].Name) {
+					t.Errorf("%s: called %q", where, calls[0].Name)
+				}
+				if json.Valid([]byte(calls[0].Arguments)) {
+					t.Logf("%s: the call was whole at the limit: %s", where, calls[0].Arguments)
+				} else {
+					partial++
+				}
+				t.Logf("%s: %s(%s)", where, calls[0].Name, calls[0].Arguments)
+			}
+		}
+	}
+	if partial == 0 {
+		t.Error("no run was cut inside the arguments: the test proves nothing")
+	}
+}
