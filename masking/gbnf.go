@@ -75,8 +75,8 @@ var ErrNoCallAllowed = errors.New("masking: no tool may be called; ban the trigg
 //
 // The root admits parallel calls where the format has them (Hermes: one
 // newline between calls, as Hermes/Qwen templates write them; Mistral and
-// DeepSeek: back to back); once the last call is closed only end of
-// generation remains (llama.cpp allows EOG when the grammar is complete).
+// DeepSeek: back to back), unless spec.OneCall; once the last call is closed
+// only end of generation remains (llama.cpp allows EOG when the grammar is complete).
 // The grammar starts at the trigger when lazy, and at the format's Lead
 // otherwise. Only the built-in formats can be rendered; see FormatByName.
 func GBNF(spec Spec, params map[string]json.RawMessage) (Grammar, error) {
@@ -153,7 +153,7 @@ func (r *gbnfRender) grammar() Grammar {
 		b.WriteByte(' ')
 	}
 	b.WriteString("call")
-	if parts.multi {
+	if parts.multi && !spec.OneCall {
 		if parts.sep == "" {
 			b.WriteByte('+')
 		} else {

@@ -3,7 +3,6 @@ package masking
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -29,62 +28,119 @@ func jsonKind(v []byte) byte {
 }
 
 // objectMembers returns the members of the JSON object v in order, or false
-// when v is not one.
+// when v is not one. v is valid JSON (the renderer checks the whole schema
+// first), so it is scanned rather than decoded.
 func objectMembers(v []byte) ([]jsonMember, bool) {
-	if jsonKind(v) != '{' {
-		return nil, false
-	}
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	if _, err := d.Token(); err != nil {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '{' {
 		return nil, false
 	}
 	var out []jsonMember
-	for d.More() {
-		k, err := d.Token()
-		if err != nil {
+	i = skipSpace(v, i+1)
+	for i < len(v) && v[i] != '}' {
+		end := skipValue(v, i)
+		if v[i] != '"' || end < 0 {
 			return nil, false
 		}
-		key, ok := k.(string)
+		key, ok := jsonString(v[i:end])
 		if !ok {
 			return nil, false
 		}
-		var val json.RawMessage
-		if err := d.Decode(&val); err != nil {
+		i = skipSpace(v, end)
+		if i >= len(v) || v[i] != ':' {
 			return nil, false
 		}
-		out = append(out, jsonMember{key, val})
+		i = skipSpace(v, i+1)
+		end = skipValue(v, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, jsonMember{key, v[i:end]})
+		i = skipSpace(v, end)
+		if i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
 	}
-	if _, err := d.Token(); err != nil {
-		return nil, false
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, false
-	}
-	return out, true
+	return out, i < len(v)
 }
 
 // arrayElems returns the elements of the JSON array v, or false when v is
-// not one.
+// not one (v is valid JSON, as for objectMembers).
 func arrayElems(v []byte) ([][]byte, bool) {
-	if jsonKind(v) != '[' {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '[' {
 		return nil, false
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(v, &raw); err != nil {
-		return nil, false
+	var out [][]byte
+	i = skipSpace(v, i+1)
+	for i < len(v) && v[i] != ']' {
+		end := skipValue(v, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, v[i:end])
+		i = skipSpace(v, end)
+		if i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
 	}
-	out := make([][]byte, len(raw))
-	for i, e := range raw {
-		out[i] = e
+	return out, i < len(v)
+}
+
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+		i++
 	}
-	return out, true
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at v[i], or -1 when
+// v ends first.
+func skipValue(v []byte, i int) int {
+	depth := 0
+	for ; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '"':
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(v) {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return -1
+			}
+		default:
+			if depth == 0 {
+				j := i
+				for j < len(v) && !strings.ContainsRune(" \t\n\r,]}:", rune(v[j])) {
+					j++
+				}
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // jsonString decodes v when it is a JSON string.
 func jsonString(v []byte) (string, bool) {
 	if jsonKind(v) != '"' {
 		return "", false
+	}
+	if t := bytes.TrimSpace(v); bytes.IndexByte(t, '\\') < 0 && bytes.IndexByte(t[1:], '"') == len(t)-2 {
+		return string(t[1 : len(t)-1]), true // no escapes: the bytes are the string
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {

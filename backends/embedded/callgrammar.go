@@ -100,8 +100,8 @@ func newGrammarVocab(pieces []string, eog func(int) bool) *grammarVocab {
 // the name, a token must satisfy both, and the grammar is applied to the mask's few
 // allowed tokens only; after the name the grammar alone decides, over the whole
 // vocabulary. Once the call is complete the mask takes over again: free text where calls
-// are optional, end of generation only where a call was required, so a forced call is
-// one whole call.
+// are optional, end of generation only where a call was required (or parallel_tool_calls
+// is false), so a forced call is one whole call.
 //
 // A token that completes the call and carries more text is refused: a call ends at a
 // token boundary. A token that would begin a call and run past its name in one piece is
@@ -109,7 +109,7 @@ func newGrammarVocab(pieces []string, eog func(int) bool) *grammarVocab {
 // before the call exists.
 type callMasker struct {
 	st      masking.State
-	mode    masking.Mode
+	oneCall bool // one call and the end: a call was required, or parallel calls refused
 	v       *grammarVocab
 	grammar string
 	pieces  func(int) string
@@ -122,8 +122,8 @@ type callMasker struct {
 	out  []int32
 }
 
-func newCallMasker(st masking.State, mode masking.Mode, v *grammarVocab, grammar string, vocab int, piece func(int) string) *callMasker {
-	return &callMasker{st: st, mode: mode, v: v, grammar: grammar, pieces: piece, bits: masking.NewBitset(vocab)}
+func newCallMasker(st masking.State, spec masking.Spec, v *grammarVocab, grammar string, vocab int, piece func(int) string) *callMasker {
+	return &callMasker{st: st, oneCall: spec.Mode != masking.ModeAuto || spec.OneCall, v: v, grammar: grammar, pieces: piece, bits: masking.NewBitset(vocab)}
 }
 
 func (m *callMasker) Allowed(dst []uint64) bool {
@@ -280,14 +280,14 @@ func (m *callMasker) Accept(tok int) error {
 }
 
 // endCall closes a complete call: free text again, or only the end where a call was
-// required.
+// required or parallel calls refused.
 func (m *callMasker) endCall() {
 	m.g.Free()
 	m.g = nil
-	if m.mode == masking.ModeAuto {
-		m.st.Reset()
-	} else {
+	if m.oneCall {
 		m.done = true
+	} else {
+		m.st.Reset()
 	}
 }
 

@@ -68,6 +68,7 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 		return nil, badRequest("tool_choice", err.Error())
 	}
 	spec.Mode = mode
+	spec.OneCall = r.chat.ParallelToolCalls != nil && !*r.chat.ParallelToolCalls
 	if named != nil {
 		if spec.Allowed = masking.Narrow(spec.Allowed, named); len(spec.Allowed) == 0 {
 			return nil, badRequest("tool_choice", "tool_choice names no tool the model may call")
@@ -100,7 +101,7 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 	if err != nil {
 		return nil, badRequest("tools", err.Error())
 	}
-	return newCallMasker(st, spec.Mode, b.masks.gv, grammar, b.model.NumVocab(), func(id int) string { return b.masks.pieces[id] }), nil
+	return newCallMasker(st, spec, b.masks.gv, grammar, b.model.NumVocab(), func(id int) string { return b.masks.pieces[id] }), nil
 }
 
 // maskState adapts a masking.State to the engine's Masker.

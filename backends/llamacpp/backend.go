@@ -29,6 +29,8 @@ type GrammarRequest struct {
 	// Allowed are the tools the model may call; Required says it must call one of them.
 	Allowed  []string
 	Required bool
+	// OneCall says the client sent parallel_tool_calls false: at most one call.
+	OneCall bool
 	// Tools is the request's tools array, the client's bytes, from which the grammar reads
 	// each allowed tool's parameters (JSON Schema) to constrain its arguments.
 	Tools json.RawMessage
@@ -143,7 +145,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	var grammar json.RawMessage
 	if p.calls && b.opt.Grammar != nil {
 		tools, _ := oai.Get(req.Body, "tools")
-		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, Tools: tools, ToolsID: req.ToolsID}
+		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, OneCall: p.oneCall, Tools: tools, ToolsID: req.ToolsID}
 		if grammar, err = b.opt.Grammar(gr); err != nil {
 			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
 		}

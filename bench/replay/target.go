@@ -168,7 +168,7 @@ func urlCapabilities(kind string) kvcache.Capabilities {
 func hermesGrammar() llamacpp.GrammarFunc {
 	var catalogs masking.Catalogs
 	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
-		spec := masking.Spec{Format: masking.Hermes(), Allowed: r.Allowed, Mode: masking.ModeAuto}
+		spec := masking.Spec{Format: masking.Hermes(), Allowed: r.Allowed, Mode: masking.ModeAuto, OneCall: r.OneCall}
 		if r.Required {
 			spec.Mode = masking.ModeRequired
 		}

@@ -33,7 +33,7 @@ import (
 func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 	var catalogs masking.Catalogs
 	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
-		spec := masking.Spec{Format: f, Allowed: r.Allowed, Mode: masking.ModeAuto}
+		spec := masking.Spec{Format: f, Allowed: r.Allowed, Mode: masking.ModeAuto, OneCall: r.OneCall}
 		if r.Required {
 			spec.Mode = masking.ModeRequired
 		}
