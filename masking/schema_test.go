@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -172,4 +173,39 @@ func FuzzArgRules(f *testing.F) {
 		}
 		checkRefs(t, g)
 	})
+}
+
+// TestSchema_CatalogRendersConcurrently: requests rendering one catalog at once share its
+// per-tool rules and get equal bytes (run with -race).
+func TestSchema_CatalogRendersConcurrently(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	params := map[string]json.RawMessage{}
+	var names []string
+	for i := range 40 {
+		n := "t" + strings.Repeat("x", i)
+		names = append(names, n)
+		params[n] = json.RawMessage(randomToolSchema(r).json)
+	}
+	cat := NewCatalog(params)
+	spec := Spec{Format: Hermes(), Allowed: names, Mode: ModeRequired}
+	want, err := GBNF(spec, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			g, err := cat.GBNF(spec)
+			if err == nil {
+				got[i] = g.Grammar
+			}
+		})
+	}
+	wg.Wait()
+	for i, g := range got {
+		if g != want.Grammar {
+			t.Fatalf("render %d differs", i)
+		}
+	}
 }
