@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Catalog is the per-catalog work of GBNF and StructuralTag, done once: each
 // tool's parameters compacted (or {"type":"object"}), its name escaped for
-// JSON and checked. Rendering a loaded subset then only copies bytes, which
+// JSON and checked, and its arguments rendered as GBNF rules on first use. Rendering a loaded subset then only copies bytes, which
 // keeps a cache miss at 10,000 tools in the low milliseconds (see the
 // package doc). Build one per catalog version and share it; it is immutable
 // and safe for concurrent use.
@@ -30,6 +31,8 @@ type Catalog struct {
 	// O(1) per name and format.
 	nameErr []error
 	ascii   [][2]uint64
+	// argBlocks are the tools' GBNF arguments rules, rendered on first use.
+	argBlocks []atomic.Pointer[argBlock]
 }
 
 // NewCatalog prepares a catalog from each tool's name and parameters (raw
@@ -55,6 +58,7 @@ func newCatalog(names []string, params map[string]json.RawMessage) *Catalog {
 		schemaErr: make([]error, len(names)),
 		nameErr:   make([]error, len(names)),
 		ascii:     make([][2]uint64, len(names)),
+		argBlocks: make([]atomic.Pointer[argBlock], len(names)),
 	}
 	var buf bytes.Buffer
 	for i, n := range names {
@@ -85,26 +89,64 @@ func newCatalog(names []string, params map[string]json.RawMessage) *Catalog {
 func (c *Catalog) Len() int { return len(c.names) }
 
 // GBNF is GBNF(spec, params) with the catalog's per-tool work reused; the
-// bytes are the same. A name of spec.Allowed that is not in the catalog is
+// bytes are the same. A tool's arguments rules are rendered on its first
+// use and kept, so a request renders only the tools it allows that no
+// earlier request did. A name of spec.Allowed that is not in the catalog is
 // rendered as a tool without parameters.
 func (c *Catalog) GBNF(spec Spec) (Grammar, error) {
-	ids, extra, err := c.allowed(spec)
+	r, err := c.gbnfRender(spec)
 	if err != nil {
 		return Grammar{}, err
+	}
+	return r.grammar(), nil
+}
+
+// CallGBNF is CallGBNF(spec, params) with the catalog's per-tool work reused.
+func (c *Catalog) CallGBNF(spec Spec) (string, error) {
+	r, err := c.gbnfRender(spec)
+	if err != nil {
+		return "", err
+	}
+	return r.call(), nil
+}
+
+func (c *Catalog) gbnfRender(spec Spec) (*gbnfRender, error) {
+	ids, extra, err := c.allowed(spec)
+	if err != nil {
+		return nil, err
 	}
 	parts, err := partsOf(spec.Format)
 	if err != nil {
-		return Grammar{}, err
+		return nil, err
 	}
 	if len(ids) == 0 {
-		return Grammar{}, ErrNoCallAllowed
+		return nil, ErrNoCallAllowed
 	}
-	return renderGBNF(spec, parts, len(ids), func(i int) string {
-		if id := int(ids[i]); id < len(c.names) {
-			return c.names[id]
+	r := &gbnfRender{spec: spec, parts: parts, names: make([]string, len(ids)), blocks: make([]argBlock, len(ids))}
+	for i, id := range ids {
+		if int(id) >= len(c.names) {
+			r.names[i] = extra[int(id)-len(c.names)]
+			r.blocks[i] = argBlock{term: "json-object"}
+			continue
 		}
-		return extra[int(ids[i])-len(c.names)]
-	}), nil
+		if err := c.schemaErr[id]; err != nil {
+			return nil, err
+		}
+		r.names[i] = c.names[id]
+		r.blocks[i] = c.args(id)
+	}
+	return r, nil
+}
+
+// args is tool id's arguments block, rendered on first use. Two goroutines
+// may render the same block; the bytes are equal and one is kept.
+func (c *Catalog) args(id int32) argBlock {
+	if b := c.argBlocks[id].Load(); b != nil {
+		return *b
+	}
+	b := renderArgRules([]byte(c.schema[id]))
+	c.argBlocks[id].CompareAndSwap(nil, &b)
+	return *c.argBlocks[id].Load()
 }
 
 // StructuralTag is StructuralTag(spec, params) with the catalog's per-tool

@@ -38,17 +38,21 @@
 // (vocabulary, format, allowed set, mode) by [Cache].
 //
 // Cost. A [Catalog] holds the per-catalog work (compacted schemas, escaped
-// and checked names) once per catalog version; rendering a loaded subset then
-// copies bytes. With all 10,000 tools of a catalog loaded and ~150-token
-// schemas, a structural tag is 8.2 MB and a grammar 276 KB; go test -bench
-// Build ./masking reports, per size, the first build (cold), the per-call
-// functions, a render from a built catalog (miss) and, for masks, a Cache hit.
-// At 10,000 tools on a 2-core machine under heavy shared load (load average
-// ~14, so wall times are inflated several times): GBNF miss 1.7–2.8 ms,
-// structural tag miss 8–16 ms (4.2 ms appending into a reused buffer, where
-// the 8 MB copy is the floor) against ~260 ms per call without a catalog,
-// AllowedTools ~2.8 ms, Compile ~31 ms, and a Cache hit ~0.34 ms (was ~2.3 ms:
-// hits no longer sort the names).
+// and checked names, each tool's arguments rules once rendered) once per
+// catalog version; rendering a loaded subset then copies bytes. With all
+// 10,000 tools of a catalog loaded and ~150-token schemas, a structural tag
+// is 8.2 MB and a grammar 13 MB (1.3 KB of rules per tool; names alone were
+// 276 KB); go test -bench Build ./masking reports, per size, the first build
+// (cold), the per-call functions, a render from a built catalog (miss) and,
+// for masks, a Cache hit. At 10,000 tools on a 2-core machine under heavy
+// shared load (load average ~10–14, so wall times are inflated several
+// times): GBNF cold 1.9 s (the schemas rendered once per catalog version)
+// and miss ~0.1–0.2 s (13 ms at 1,000 tools, 3.6 ms at 100), structural tag
+// miss 8–16 ms (4.2 ms appending into a reused buffer, where the 8 MB copy is
+// the floor) against ~260 ms per call without a catalog, AllowedTools
+// ~2.8 ms, Compile ~31 ms, and a Cache hit ~0.34 ms (was ~2.3 ms: hits no
+// longer sort the names). A grammar holds only the allowed tools, so under
+// mask it is the meta-tools and the loaded set, not the catalog.
 //
 // It must never ban tokens by name alone: biasing every token of a disabled
 // name to −∞ also bans those tokens inside allowed names that share them
@@ -57,8 +61,66 @@
 // allowed if and only if [State.Accept] accepts it. It never edits the prompt,
 // never reads configuration or environment, and holds no package-level state.
 //
-// In the token mask the arguments are not constrained yet (the GBNF and the
-// structural tag constrain them to a JSON object, the tag to each tool's
-// schema); only the end marker, where the format has one, is tracked there
-// to return to free text.
+// # Arguments
+//
+// GBNF pairs each allowed name with its own arguments rule, rendered from
+// the tool's parameters (JSON Schema, read member by member in the client's
+// byte order, never through a Go map, so equal schema bytes give equal
+// grammar bytes); CallGBNF is the same call from just after the trigger, for
+// the embedded engine, which finds the trigger with the token mask and then
+// runs llama.cpp's grammar sampler over the call. [Catalog] renders each
+// tool's rules once, on first use. The structural tag carries the schemas
+// themselves (xgrammar reads them). In the token mask alone the arguments
+// are free text; only the end marker, where the format has one, is tracked
+// there to return to free text.
+//
+// The renderer follows llama.cpp's common/json-schema-to-grammar.cpp in
+// what it expresses and how it lays objects out:
+//
+//   - type (a name or a list; nullable: true adds null); a schema without
+//     type takes object from properties or a restricting
+//     additionalProperties, array from items or prefixItems, and otherwise
+//     admits any value; the empty schema and true admit any value;
+//   - object: properties in the schema's order, the required ones first and
+//     always present, then any in-order subset of the optional ones, then
+//     extra keys where additionalProperties is true or a schema (extra keys
+//     never repeat a declared one as a model writes it); a required name
+//     the properties lack is a required member of any value. Extra keys are
+//     refused when the schema has "properties" and additionalProperties is
+//     absent or false, as llama.cpp and OpenAI's strict mode read it (JSON
+//     Schema would allow them when it is absent); patternProperties lets any
+//     extra key through;
+//   - array: items, minItems, maxItems, prefixItems (each prefix item
+//     present as minItems requires; items or additionalItems, or false, for
+//     the rest);
+//   - string: minLength and maxLength in characters (an escape is one, so
+//     a surrogate pair written as two escapes counts two);
+//     integer, number, boolean, null;
+//   - enum and const of any JSON value, written as in the schema (compacted;
+//     strings as a model writes them), enum values of another type than
+//     "type" left out;
+//   - anyOf and oneOf as alternatives (oneOf's "exactly one" is not
+//     expressed); allOf with one member and nothing else that types the
+//     value is that member (pydantic's wrapper), otherwise allOf is dropped;
+//   - $ref to "#" and "#/…" pointers ($defs, definitions, anything in the
+//     document), each rendered once, so recursive schemas are recursive
+//     rules; a cycle that consumes no character (a $ref to itself, anyOf
+//     alternatives that refer back) admits any value there, since llama.cpp
+//     refuses left recursion.
+//
+// Everything else falls back to the widest rule for that subschema, never
+// narrower than the schema: pattern, format, numeric bounds, multipleOf,
+// minProperties, maxProperties, uniqueItems, contains, not, if/then/else,
+// dependentSchemas, remote or anchor $refs, siblings of $ref, anyOf and
+// oneOf; boolean false and unsatisfiable schemas admit any value. Counted
+// repetitions above 256 are left unbounded (and larger minimums lowered to
+// 256), since llama.cpp expands x{0,n} into n rules. Nesting deeper than
+// 64 admits any value. Values are written in one form each, as models write
+// them: whitespace is the bounded ws rule (nothing, one space, or a newline
+// and up to 20 spaces or tabs) between tokens, numbers have at most 16
+// integer digits, integers no fraction or exponent, members the order
+// above. So a grammar never refuses a value the schema admits in that form,
+// and may admit what the schema refuses only where a keyword is not
+// expressed. Nothing checks arguments after decoding but the client: the
+// gateway checks tool names only.
 package masking

@@ -1,8 +1,11 @@
 package masking
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -56,52 +59,101 @@ var ErrNoCallAllowed = errors.New("masking: no tool may be called; ban the trigg
 
 // GBNF renders spec as a llama.cpp grammar (grammars/README.md syntax).
 //
-// The name rule is an alternation of exactly the allowed names, in the
-// spec's order after deduplication (the order callers already keep stable:
-// meta-tools, then loads in load order), so equal specs give equal bytes and
-// the grammar reads like the loaded set. The arguments are any JSON object:
-// params is accepted for the per-tool schema rendering to come and is not
-// used yet; the gateway still validates arguments after decoding.
+// Each allowed name is one alternative of the tool rule, paired with that
+// tool's own arguments rule, rendered from params[name] (its JSON Schema as
+// the client wrote it; absent or null for any object) as the package doc
+// describes: the grammar for name A admits only A's arguments. Names come
+// in the spec's order after deduplication (the order callers already keep
+// stable: meta-tools, then loads in load order), so equal specs and schemas
+// give equal bytes and the grammar reads like the loaded set. The gateway
+// still validates arguments after decoding: a schema keyword the grammar
+// does not express only widens it. Parameters that are not JSON are an
+// error naming the tool.
 //
 // Alternatives end lines with "|": llama.cpp ends a rule at a newline
 // unless an operator or an open parenthesis carries it on.
 //
 // The root admits parallel calls where the format has them (Hermes: one
 // newline between calls, as Hermes/Qwen templates write them; Mistral and
-// DeepSeek: back to back); once the last call is closed only end of
-// generation remains (llama.cpp allows EOG when the grammar is complete).
+// DeepSeek: back to back), unless spec.OneCall; once the last call is closed
+// only end of generation remains (llama.cpp allows EOG when the grammar is complete).
 // The grammar starts at the trigger when lazy, and at the format's Lead
 // otherwise. Only the built-in formats can be rendered; see FormatByName.
 func GBNF(spec Spec, params map[string]json.RawMessage) (Grammar, error) {
-	names, err := spec.names()
+	r, err := newGBNFRender(spec, params)
 	if err != nil {
 		return Grammar{}, err
+	}
+	return r.grammar(), nil
+}
+
+// CallGBNF is the grammar of one call of spec from just after its trigger
+// to the end of the call: the rest of the format's opening text, an allowed
+// name, its arguments and the call's closing text. It is for an engine that
+// finds the trigger itself and then runs llama.cpp's grammar over the call
+// (the embedded engine, whose token mask watches free text); llama-server
+// takes GBNF instead. Mode and Lead do not change it.
+func CallGBNF(spec Spec, params map[string]json.RawMessage) (string, error) {
+	r, err := newGBNFRender(spec, params)
+	if err != nil {
+		return "", err
+	}
+	return r.call(), nil
+}
+
+// gbnfRender is one grammar to write: the format's parts and the allowed
+// tools, each with its arguments block.
+type gbnfRender struct {
+	spec   Spec
+	parts  callParts
+	names  []string
+	blocks []argBlock
+}
+
+func newGBNFRender(spec Spec, params map[string]json.RawMessage) (*gbnfRender, error) {
+	names, err := spec.names()
+	if err != nil {
+		return nil, err
 	}
 	parts, err := partsOf(spec.Format)
 	if err != nil {
-		return Grammar{}, err
+		return nil, err
 	}
 	if len(names) == 0 {
-		return Grammar{}, ErrNoCallAllowed
+		return nil, ErrNoCallAllowed
 	}
-	return renderGBNF(spec, parts, len(names), func(i int) string { return names[i] }), nil
+	r := &gbnfRender{spec: spec, parts: parts, names: names, blocks: make([]argBlock, len(names))}
+	for i, n := range names {
+		p := params[n]
+		if t := bytes.TrimSpace(p); len(t) > 0 && !json.Valid(t) {
+			return nil, fmt.Errorf("masking: parameters of tool %q are not JSON", n)
+		}
+		r.blocks[i] = renderArgRules(p)
+	}
+	return r, nil
 }
 
-func renderGBNF(spec Spec, parts callParts, n int, name func(int) string) Grammar {
-	lazy := spec.Mode == ModeAuto
-	size := len(gbnfJSONRules) + 4*len(parts.lead+parts.open+parts.mid+parts.end+parts.sep+parts.tail) + 128
-	for i := range n {
-		size += len(name(i)) + 8
+func (r *gbnfRender) size() int {
+	p := r.parts
+	size := len(gbnfJSONRules) + 4*len(p.lead+p.open+p.mid+p.end+p.sep+p.tail) + 128
+	for i, n := range r.names {
+		size += len(n) + len(r.blocks[i].rules) + len(r.blocks[i].term) + 32
 	}
+	return size
+}
+
+func (r *gbnfRender) grammar() Grammar {
+	spec, parts := r.spec, r.parts
+	lazy := spec.Mode == ModeAuto
 	var b strings.Builder
-	b.Grow(size)
+	b.Grow(r.size())
 	b.WriteString("root ::= ")
 	if !lazy && parts.lead != "" {
 		writeGBNFLiteral(&b, parts.lead)
 		b.WriteByte(' ')
 	}
 	b.WriteString("call")
-	if parts.multi {
+	if parts.multi && !spec.OneCall {
 		if parts.sep == "" {
 			b.WriteByte('+')
 		} else {
@@ -115,28 +167,7 @@ func renderGBNF(spec Spec, parts callParts, n int, name func(int) string) Gramma
 		writeGBNFLiteral(&b, parts.tail)
 	}
 	b.WriteString("\ncall ::= ")
-	writeGBNFLiteral(&b, parts.open)
-	b.WriteString(" tool-name ")
-	writeGBNFLiteral(&b, parts.mid)
-	b.WriteString(" json-object")
-	if parts.end != "" {
-		b.WriteByte(' ')
-		writeGBNFLiteral(&b, parts.end)
-	}
-	b.WriteString("\ntool-name ::= ")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(" |\n  ")
-		}
-		// Names passed Spec validation: valid UTF-8 without quotes,
-		// backslashes or control bytes, so they need no escaping.
-		b.WriteByte('"')
-		b.WriteString(name(i))
-		b.WriteByte('"')
-	}
-	b.WriteString("\n")
-	b.WriteString(gbnfJSONRules)
-
+	r.writeCall(&b, parts.open)
 	g := Grammar{
 		Grammar:         b.String(),
 		Lazy:            lazy,
@@ -148,14 +179,86 @@ func renderGBNF(spec Spec, parts callParts, n int, name func(int) string) Gramma
 	return g
 }
 
-// gbnfJSONRules is a generic JSON object, after llama.cpp's grammars/json.gbnf,
-// with whitespace bounded as there so a model cannot pad forever. The object
-// has no trailing whitespace: the call's fixed closing text follows at once.
+func (r *gbnfRender) call() string {
+	var b strings.Builder
+	b.Grow(r.size())
+	b.WriteString("root ::= ")
+	r.writeCall(&b, strings.TrimPrefix(r.parts.open, r.spec.Format.Trigger))
+	return b.String()
+}
+
+// writeCall writes the body of one call after open (a rule's right-hand
+// side, then a newline) and every rule it needs: the tool rule pairing each
+// name with its arguments, the tools' argument rules, the JSON primitives.
+func (r *gbnfRender) writeCall(b *strings.Builder, open string) {
+	parts := r.parts
+	if open != "" {
+		writeGBNFLiteral(b, open)
+		b.WriteByte(' ')
+	}
+	b.WriteString("tool")
+	if parts.end != "" {
+		b.WriteByte(' ')
+		writeGBNFLiteral(b, parts.end)
+	}
+	b.WriteString("\ntool ::= ")
+	var prefix []byte
+	for i, n := range r.names {
+		if i > 0 {
+			b.WriteString(" |\n  ")
+		}
+		// Names passed Spec validation: valid UTF-8 without quotes,
+		// backslashes or control bytes, so they need no escaping.
+		b.WriteByte('"')
+		b.WriteString(n)
+		b.WriteString(`" tool-args `)
+		prefix = argPrefix(prefix[:0], i)
+		writeBlock(b, r.blocks[i].term, prefix)
+	}
+	b.WriteString("\ntool-args ::= ")
+	writeGBNFLiteral(b, parts.mid)
+	b.WriteByte('\n')
+	for i := range r.names {
+		if rules := r.blocks[i].rules; rules != "" {
+			prefix = argPrefix(prefix[:0], i)
+			writeBlock(b, rules, prefix)
+		}
+	}
+	b.WriteString(gbnfJSONRules)
+}
+
+// argPrefix is the rule-name prefix of the i-th tool's arguments: a0, a1, …
+func argPrefix(dst []byte, i int) []byte {
+	return strconv.AppendInt(append(dst, 'a'), int64(i), 10)
+}
+
+// writeBlock copies a tool's rules with rulePrefix replaced by prefix.
+func writeBlock(b *strings.Builder, rules string, prefix []byte) {
+	for {
+		i := strings.IndexByte(rules, rulePrefix)
+		if i < 0 {
+			b.WriteString(rules)
+			return
+		}
+		b.WriteString(rules[:i])
+		b.Write(prefix)
+		rules = rules[i+1:]
+	}
+}
+
+// gbnfJSONRules are the JSON primitives, after llama.cpp's grammars/json.gbnf
+// and common/json-schema-to-grammar.cpp, with whitespace bounded as there
+// so a model cannot pad forever. Values have no trailing whitespace: the
+// call's fixed closing text follows at once.
 const gbnfJSONRules = `json-object ::= "{" ws ( json-string ws ":" ws json-value ws ( "," ws json-string ws ":" ws json-value ws )* )? "}"
-json-value ::= json-object | json-array | json-string | json-number | "true" | "false" | "null"
+json-value ::= json-object | json-array | json-string | json-number | json-bool | "null"
 json-array ::= "[" ws ( json-value ws ( "," ws json-value ws )* )? "]"
-json-string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-json-number ::= "-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]{1,15} )?
+json-string ::= "\"" json-char* "\""
+json-char ::= [^"\\\x7F\x00-\x1F] | "\\" json-escape
+json-escape ::= ["\\/bfnrt] | "u" [0-9a-fA-F]{4}
+json-number ::= json-int ( "." [0-9]+ )? ( [eE] [-+]? [0-9]{1,15} )?
+json-int ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
+json-bool ::= "true" | "false"
 ws ::= | " " | "\n" [ \t]{0,20}
 `
 

@@ -268,3 +268,23 @@ func FuzzGBNFEngineFormats(f *testing.F) {
 		}
 	})
 }
+
+// TestGBNFEngine_OneCallEndsAtTheFirstCall: with OneCall, every format's grammar takes
+// one call and refuses a second where the format has parallel calls.
+func TestGBNFEngine_OneCallEndsAtTheFirstCall(t *testing.T) {
+	e := newByteEngine()
+	for _, c := range fmtCases {
+		for _, mode := range []Mode{ModeAuto, ModeRequired} {
+			g, err := GBNF(Spec{Format: c.f, Allowed: []string{"a", "b"}, Mode: mode, OneCall: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, at := e.accepts(t, g.Grammar, c.output(mode, "{}", "a")); !ok {
+				t.Errorf("%s %s: one call refused at byte %d", c.f.Name, mode, at)
+			}
+			if ok, _ := e.accepts(t, g.Grammar, c.output(mode, "{}", "a", "b")); ok && c.multi {
+				t.Errorf("%s %s: a second call accepted", c.f.Name, mode)
+			}
+		}
+	}
+}

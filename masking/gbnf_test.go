@@ -230,22 +230,27 @@ func parseGBNFLiteral(t testing.TB, s string) (string, string) {
 	}
 }
 
-// gbnfNames reads the tool-name rule back.
+// gbnfNames reads the names of the tool rule back: one alternative per
+// line, `"NAME" tool-args ARGS`.
 func gbnfNames(t testing.TB, g string) []string {
 	t.Helper()
-	_, rest, ok := strings.Cut(g, "\ntool-name ::= ")
+	_, rest, ok := strings.Cut(g, "\ntool ::= ")
 	if !ok {
-		t.Fatal("no tool-name rule")
+		t.Fatal("no tool rule")
 	}
 	var names []string
 	for {
 		var n string
 		n, rest = parseGBNFLiteral(t, rest)
 		names = append(names, n)
-		if !strings.HasPrefix(rest, " |\n  ") {
+		if !strings.HasPrefix(rest, " tool-args ") {
+			t.Fatalf("name %q not followed by its arguments: %.40q", n, rest)
+		}
+		line, after, _ := strings.Cut(rest, "\n")
+		if !strings.HasSuffix(line, " |") {
 			return names
 		}
-		rest = rest[len(" |\n  "):]
+		rest = strings.TrimPrefix(after, "  ")
 	}
 }
 

@@ -241,23 +241,40 @@ func (m *Mask) stepSpecial(s int32, piece []byte) (int32, bool) {
 // stepToken moves s along token id; the mask is exactly the tokens for which
 // this succeeds.
 func (m *Mask) stepToken(s int32, id int) (int32, bool) {
+	s, _, ok := m.stepTokenAt(s, id)
+	return s, ok
+}
+
+// stepTokenAt is stepToken that also says how many of the token's bytes
+// follow the first trigger it completes, or -1 when it completes none.
+func (m *Mask) stepTokenAt(s int32, id int) (int32, int, bool) {
 	if id < 0 || id >= m.ix.n {
-		return -1, false
+		return -1, -1, false
 	}
 	p := m.ix.pieces[id]
 	if m.ix.special[id] {
-		return m.stepSpecial(s, p)
+		s2, ok := m.stepSpecial(s, p)
+		after := -1
+		if ok && s < m.fixedBase && s2 >= m.fixedBase {
+			after = 0
+		}
+		return s2, after, ok
 	}
 	if len(p) == 0 {
-		return s, m.unconstrained(s)
+		return s, -1, m.unconstrained(s)
 	}
-	for _, b := range p {
+	after := -1
+	for i, b := range p {
+		prev := s
 		var ok bool
 		if s, ok = m.step(s, b); !ok {
-			return -1, false
+			return -1, -1, false
+		}
+		if after < 0 && prev < m.fixedBase && s >= m.fixedBase {
+			after = len(p) - i - 1
 		}
 	}
-	return s, true
+	return s, after, true
 }
 
 // set returns the allowed tokens in state s, computing them on first use.

@@ -81,6 +81,11 @@ type Spec struct {
 	Mode    Mode
 	// Namespace is the name prefix for ModeSpecified; ignored otherwise.
 	Namespace string
+	// OneCall allows at most one call (OpenAI's parallel_tool_calls: false): GBNF then
+	// ends at the first call's end, where the format would otherwise allow parallel calls.
+	// The token mask itself constrains one call at a time and ignores it; so does
+	// StructuralTag.
+	OneCall bool
 }
 
 const maxMarker = 200 // the KMP tables store states in a byte

@@ -47,15 +47,26 @@ func (st *State) Allowed() *Set { return st.m.set(st.s) }
 // Accept advances past token id. A token that Allowed does not contain is
 // refused with an error wrapping ErrDisallowed, and the state is unchanged.
 func (st *State) Accept(id int) error {
-	s, ok := st.m.stepToken(st.s, id)
+	_, err := st.AcceptCall(id)
+	return err
+}
+
+// AcceptCall is Accept that also says whether token id starts a call: it
+// completes the format's trigger (in free text, or Lead and Trigger where a
+// call is required). after is how many of the token's bytes come after the
+// trigger, the call's first bytes, or -1 when the token starts no call. An
+// engine that follows the call's arguments with a grammar (CallGBNF) starts
+// it there.
+func (st *State) AcceptCall(id int) (after int, err error) {
+	s, after, ok := st.m.stepTokenAt(st.s, id)
 	if !ok {
 		if id < 0 || id >= st.m.ix.n {
-			return fmt.Errorf("masking: token %d outside vocabulary of %d: %w", id, st.m.ix.n, ErrDisallowed)
+			return -1, fmt.Errorf("masking: token %d outside vocabulary of %d: %w", id, st.m.ix.n, ErrDisallowed)
 		}
-		return fmt.Errorf("masking: token %d (%q) in phase %s: %w", id, st.m.ix.pieces[id], st.Phase(), ErrDisallowed)
+		return -1, fmt.Errorf("masking: token %d (%q) in phase %s: %w", id, st.m.ix.pieces[id], st.Phase(), ErrDisallowed)
 	}
 	st.s = s
-	return nil
+	return after, nil
 }
 
 // Phase says where st stands.

@@ -3,10 +3,16 @@
 package embedded
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ollama/ollama/llama"
+
+	"github.com/maskgate/maskgate/masking"
 )
 
 // BenchmarkPrefill measures prompt tokens decoded per second with nothing cached: each
@@ -62,3 +68,73 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallGrammar measures llama.cpp's grammar sampler over the tiny model's 128k
+// vocabulary, as the engine runs it inside a tool call: starting a call's grammar
+// (llama.NewGrammar reads the whole vocabulary), and one step's allowed tokens at the
+// start of the arguments, after a key and inside a string argument, asked of every token
+// (Whole) and through the byte and two-byte prefixes the engine uses (ByPrefix).
+func BenchmarkCallGrammar(b *testing.B) {
+	be := newBackend(b, Options{})
+	if _, err := be.maskIndex(); err != nil {
+		b.Fatal(err)
+	}
+	gv := be.masks.gv
+	spec := masking.Spec{Format: masking.Hermes(), Allowed: []string{"send_email", "get_weather"}, Mode: masking.ModeRequired}
+	grammar, err := masking.CallGBNF(spec, map[string]json.RawMessage{"send_email": json.RawMessage(benchEmailSchema), "get_weather": json.RawMessage(benchWeatherSchema)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("NewGrammar", func(b *testing.B) {
+		for b.Loop() {
+			g := llama.NewGrammar(grammar, gv.ids, gv.pieces, gv.eog)
+			if g == nil {
+				b.Fatal("grammar refused")
+			}
+			g.Free()
+		}
+	})
+	for _, at := range []struct{ name, text string }{
+		{"AtArguments", "\n{\"name\": \"send_email\", \"arguments\": "},
+		{"AfterKey", "\n{\"name\": \"send_email\", \"arguments\": {\"to\""},
+		{"InString", "\n{\"name\": \"send_email\", \"arguments\": {\"to\": \"ab"},
+	} {
+		g := llama.NewGrammar(grammar, gv.ids, gv.pieces, gv.eog)
+		for _, c := range []byte(at.text) {
+			g.Accept(int32(gv.n + int(c)))
+		}
+		m := &callMasker{v: gv, g: g}
+		ids := make([]int32, gv.n)
+		for i := range ids {
+			ids[i] = int32(i)
+		}
+		dst := make([]uint64, (gv.n+63)/64)
+		report := func(b *testing.B) {
+			allowed := 0
+			for _, w := range dst {
+				allowed += bits.OnesCount64(w)
+			}
+			b.ReportMetric(float64(allowed), "allowed_tokens")
+		}
+		b.Run("Whole"+at.name, func(b *testing.B) {
+			for b.Loop() {
+				clear(dst)
+				m.apply(ids, dst)
+			}
+			report(b)
+		})
+		b.Run("ByPrefix"+at.name, func(b *testing.B) {
+			for b.Loop() {
+				clear(dst)
+				m.allowedByPrefix(dst)
+			}
+			report(b)
+		})
+		g.Free()
+	}
+}
+
+const (
+	benchEmailSchema   = `{"type":"object","properties":{"to":{"type":"string","maxLength":24},"subject":{"type":"string","maxLength":40},"urgent":{"type":"boolean"}},"required":["to","subject"]}`
+	benchWeatherSchema = `{"type":"object","properties":{"city":{"type":"string","maxLength":16},"unit":{"enum":["celsius","fahrenheit"]},"days":{"type":"integer"}},"required":["city"]}`
+)

@@ -28,10 +28,27 @@
 // Sampling runs in Go on a copy of the logits: the mask, then temperature (0 is greedy),
 // top_k (an extension field), top_p and a seeded PCG source. Generation ends at an
 // end-of-generation token, a stop string, max_tokens (or max_completion_tokens) or the
-// slot's context. When the request has tools, text from the first "<tool_call>" on is
-// held back and parsed as Hermes tool calls (<tool_call>{"name": ..., "arguments":
-// ...}</tool_call>); calls that parse become OpenAI tool_calls with finish_reason
-// "tool_calls", text that does not parse is returned as content.
+// slot's context. When the request has tools, text from the format's call marker on
+// (Hermes: "<tool_call>") is held back and parsed as tool calls in the model's wire
+// format (backends/toolcall); calls that parse become OpenAI tool_calls with
+// finish_reason "tool_calls", text that does not parse is returned as content. A call
+// that max_tokens (or the context) cut short is still a call, with the arguments so far
+// and finish_reason "length", as OpenAI answers; cut before its name was whole it is
+// dropped. The template's call syntax is never returned as content.
+//
+// # Tool calls
+//
+// With tools, the mask (masking's positional token mask) keeps the name to the allowed
+// set, and from the call's trigger on llama.cpp's own grammar sampler (llama.NewGrammar,
+// Apply, Accept, which the Ollama module compiles) runs masking.CallGBNF over the call,
+// so the arguments follow the called tool's JSON Schema; afterwards the answer is free
+// text again, or, where tool_choice required a call, only its end: a forced call is one
+// whole, schema-valid call (given max_tokens to finish it). Inside the arguments the
+// grammar is asked about the bytes, then two-byte beginnings, then only the tokens they
+// allow, and where it must judge the whole vocabulary (inside a string) the sampler
+// first draws without it and keeps an allowed draw, which for greedy decoding and
+// temperature alone is the masked distribution exactly; go test -bench CallGrammar
+// measures the steps.
 //
 // # Prefix reuse
 //

@@ -30,6 +30,9 @@ type result struct {
 // run serves one request on the worker goroutine.
 func (b *Backend) run(j *job) {
 	res, err := b.generate(j)
+	if c, ok := j.mask.(interface{ Close() }); ok {
+		c.Close()
+	}
 	if err != nil {
 		j.fail(engineError(j, err))
 		return

@@ -34,7 +34,7 @@ func TestFormatFor_NamedDetectedOrUnconstrained(t *testing.T) {
 
 func TestParseCalls_HarmonyKeepsItsFinalChannel(t *testing.T) {
 	text := "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>"
-	calls, content, err := parseCalls("harmony", text)
+	calls, content, err := parseCalls("harmony", text, false)
 	if err != nil || len(calls) != 0 || content != "Done." {
 		t.Errorf("calls %v content %q err %v; want the final channel as content", calls, content, err)
 	}

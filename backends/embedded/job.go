@@ -115,13 +115,15 @@ func (j *job) finish(r *result) {
 
 // answer reads the generated text as OpenAI sees it: content, tool calls parsed from the
 // held-back tail, and the finish reason. rest is tail text that was not a tool call and
-// that a stream has not sent yet.
+// that a stream has not sent yet. A call max_tokens cut short is still a call, with the
+// arguments so far, and the finish reason stays "length", as OpenAI answers.
 func (r *result) answer(id string) (content *string, calls []oai.ToolCall, finish, rest string) {
 	text := r.text.content.String()
 	finish = r.finish
 	if r.text.inCall {
 		tail := r.text.tail.String()
-		parsed, kept, err := parseCalls(r.format, tail)
+		cut := finish == oai.FinishLength
+		parsed, kept, err := parseCalls(r.format, tail, cut)
 		if err != nil {
 			kept = tail
 		}
@@ -131,7 +133,7 @@ func (r *result) answer(id string) (content *string, calls []oai.ToolCall, finis
 			calls = append(calls, oai.ToolCall{ID: fmt.Sprintf("call_%s_%d", strings.TrimPrefix(id, "chatcmpl-"), i), Type: "function",
 				Function: oai.FunctionCall{Name: c.name, Arguments: c.args}})
 		}
-		if len(calls) > 0 {
+		if len(calls) > 0 && !cut {
 			finish = oai.FinishToolCalls
 		}
 	}

@@ -51,7 +51,8 @@ func (o Options) withDefaults() Options {
 
 // Masker constrains decoding: at every step the engine asks it which tokens may come next
 // and sets every other logit to -Inf before sampling, then tells it which token was
-// chosen. A Masker belongs to one request; the engine calls it from one goroutine.
+// chosen. A Masker belongs to one request; the engine calls it from one goroutine. A
+// Masker with a Close() method is closed when its request ends, however it ends.
 type Masker interface {
 	// Allowed fills dst, a bitset over the vocabulary (token t is allowed when
 	// dst[t/64]&(1<<(t%64)) != 0; dst is zeroed before the call), and returns true. It

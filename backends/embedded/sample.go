@@ -69,9 +69,22 @@ func newSampler(p sampling, vocab int) *sampler {
 	}
 }
 
+// costlyMasker is a Masker whose Allowed is costly at some steps (a grammar applied to
+// the whole vocabulary) and which can say cheaply whether one token is allowed.
+type costlyMasker interface {
+	Masker
+	// Costly reports whether Allowed is costly at this step.
+	Costly() bool
+	// Allows reports whether token tok may come next.
+	Allows(tok int) bool
+}
+
 // sample picks the next token. It overwrites logits (a copy from GetLogitsIth).
 func (s *sampler) sample(logits []float32, m Masker) (int, error) {
 	if m != nil {
+		if tok, ok := s.sampleUnmaskedFirst(logits, m); ok {
+			return tok, nil
+		}
 		clear(s.allow)
 		if m.Allowed(s.allow) {
 			applyMask(logits, s.allow)
@@ -100,6 +113,39 @@ func (s *sampler) sample(logits []float32, m Masker) (int, error) {
 	default:
 		return s.sampleAll(logits, maxL, inv), nil
 	}
+}
+
+// sampleUnmaskedFirst draws from the unmasked logits and keeps the token when a costly
+// mask allows it, so that a step whose draw the mask allows never computes the mask.
+// For greedy decoding and for temperature alone this is exact: the greedy pick, if
+// allowed, is the best allowed token, and a draw from the whole softmax kept when allowed
+// and otherwise redrawn from the masked one is a draw from the masked softmax (rejection
+// sampling: P(a) = p(a) + (1-Z)·p(a)/Z = p(a)/Z). It only takes another draw from the
+// seeded source. With top_k or top_p it is not exact, and ok is false: the caller masks
+// first.
+func (s *sampler) sampleUnmaskedFirst(logits []float32, m Masker) (tok int, ok bool) {
+	cm, isCostly := m.(costlyMasker)
+	if !isCostly || !cm.Costly() || s.p.topK > 0 || s.p.topP < 1 {
+		return 0, false
+	}
+	var err error
+	if s.p.temperature <= 0 {
+		tok, err = greedy(logits)
+	} else {
+		maxL, n := maxFinite(logits)
+		switch {
+		case n == 0:
+			return 0, false
+		case math.IsInf(float64(maxL), 1):
+			tok, err = greedy(logits)
+		default:
+			tok = s.sampleAll(logits, maxL, 1/s.p.temperature)
+		}
+	}
+	if err != nil || !cm.Allows(tok) {
+		return 0, false
+	}
+	return tok, true
 }
 
 // maxFinite returns the highest logit that is not NaN or -Inf, and how many there are.

@@ -390,3 +390,67 @@ func BenchmarkSamplePeaked(b *testing.B) {
 		})
 	}
 }
+
+// costlySet is setMasker with the costly-step abilities, counting how often the full set
+// was asked for.
+type costlySet struct {
+	setMasker
+	full int
+}
+
+func (m *costlySet) Allowed(dst []uint64) bool { m.full++; return m.setMasker.Allowed(dst) }
+func (*costlySet) Costly() bool                { return true }
+func (m *costlySet) Allows(tok int) bool       { return slices.Contains(m.allowed, tok) }
+
+// TestSample_UnmaskedFirstIsTheMaskedDistribution: with a costly mask, greedy decoding
+// picks the best allowed token and temperature sampling draws from the masked softmax
+// (checked by frequency over 60,000 draws against the exact masked probabilities), while
+// the full mask is asked only when a draw was refused; with top_k the mask comes first.
+func TestSample_UnmaskedFirstIsTheMaskedDistribution(t *testing.T) {
+	logits := []float32{2, 1.5, 1, 0.5, 0, -0.5, -1, 3}
+	allowed := []int{1, 2, 5} // token 7, the best, is refused
+	m := &costlySet{setMasker: setMasker{allowed: allowed}}
+	if tok, err := newSampler(sampling{temperature: 0}, len(logits)).sample(slices.Clone(logits), m); err != nil || tok != 1 {
+		t.Errorf("greedy: %d, %v; want 1, the best allowed", tok, err)
+	}
+	var z float64
+	want := map[int]float64{}
+	for _, id := range allowed {
+		want[id] = math.Exp(float64(logits[id]))
+		z += want[id]
+	}
+	const draws = 60000
+	s := newSampler(sampling{temperature: 1, topP: 1, seed: 9}, len(logits))
+	m.full = 0
+	got := map[int]int{}
+	for range draws {
+		tok, err := s.sample(slices.Clone(logits), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[tok]++
+	}
+	for tok, n := range got {
+		p, ok := want[tok]
+		if !ok {
+			t.Fatalf("drew refused token %d", tok)
+		}
+		p /= z
+		if sd := math.Sqrt(p * (1 - p) / draws); math.Abs(float64(n)/draws-p) > 5*sd {
+			t.Errorf("token %d: frequency %.4f, want %.4f", tok, float64(n)/draws, p)
+		}
+	}
+	// The unmasked softmax puts mass 1-Z/total on refused tokens: that is how often the
+	// full mask must be asked.
+	var total float64
+	for _, l := range logits {
+		total += math.Exp(float64(l))
+	}
+	if refused := 1 - z/total; math.Abs(float64(m.full)/draws-refused) > 0.02 {
+		t.Errorf("full mask asked on %.3f of draws, want about %.3f", float64(m.full)/draws, refused)
+	}
+	m.full = 0
+	if _, err := newSampler(sampling{temperature: 1, topK: 2, topP: 1}, len(logits)).sample(slices.Clone(logits), m); err != nil || m.full != 1 {
+		t.Errorf("top_k: full mask asked %d times, want 1 (the unmasked draw is not exact there)", m.full)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/maskgate/maskgate/backends/oai"
 )
 
 func TestParseHermesCalls(t *testing.T) {
@@ -54,4 +56,36 @@ func FuzzParseHermesCalls(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAnswer_CutCallIsACallWithFinishLength: a tail max_tokens cut inside a call's
+// arguments is a tool call with the arguments so far and finish_reason "length"; cut in
+// the name it is nothing; the tail is never content.
+func TestAnswer_CutCallIsACallWithFinishLength(t *testing.T) {
+	tests := []struct {
+		name, tail string
+		calls      []oai.ToolCall
+	}{
+		{"in the arguments", "<tool_call>\n{\"name\": \"send_email\", \"arguments\": {\"to\": \"a@", []oai.ToolCall{{ID: "call_x_0", Type: "function", Function: oai.FunctionCall{Name: "send_email", Arguments: `{"to": "a@`}}}},
+		{"before the arguments", "<tool_call>\n{\"name\": \"send_email\", \"argu", []oai.ToolCall{{ID: "call_x_0", Type: "function", Function: oai.FunctionCall{Name: "send_email", Arguments: ""}}}},
+		{"in the name", "<tool_call>\n{\"name\": \"send_em", nil},
+		{"after a whole call", "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": [", []oai.ToolCall{
+			{ID: "call_x_0", Type: "function", Function: oai.FunctionCall{Name: "a", Arguments: `{}`}},
+			{ID: "call_x_1", Type: "function", Function: oai.FunctionCall{Name: "b", Arguments: `[`}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &textFilter{trigger: "<tool_call>"}
+			f.push("Sure. ")
+			f.push(tt.tail)
+			r := &result{finish: oai.FinishLength, text: f, format: "hermes"}
+			content, calls, finish, rest := r.answer("chatcmpl-x")
+			if diff := cmp.Diff(tt.calls, calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if finish != oai.FinishLength || rest != "" || content == nil || *content != "Sure. " {
+				t.Errorf("finish %q, rest %q, content %v; want length, none, %q", finish, rest, content, "Sure. ")
+			}
+		})
+	}
 }

@@ -3,6 +3,8 @@
 package embedded
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -12,24 +14,32 @@ import (
 
 var _ backends.ToolConstrainer = (*Backend)(nil)
 
-// toolMasks builds the model's vocabulary index once (about 0.1 s and 50 MB for a 128k
-// vocabulary, so only when a request first has tools) and caches compiled masks per
-// (format, allowed set, mode).
+// toolMasks builds the model's vocabulary index and the grammar sampler's view of it
+// once (about 0.1 s and 50 MB for a 128k vocabulary, so only when a request first has
+// tools), caches compiled masks per (format, allowed set, mode), and keeps the catalogs
+// of the tools arrays it saw per ToolsID, so each tool's arguments grammar is rendered
+// once.
 type toolMasks struct {
-	once  sync.Once
-	index *masking.Index
-	err   error
-	cache masking.Cache
+	once     sync.Once
+	index    *masking.Index
+	gv       *grammarVocab
+	pieces   []string
+	err      error
+	cache    masking.Cache
+	catalogs masking.Catalogs
 }
 
 func (b *Backend) maskIndex() (*masking.Index, error) {
 	b.masks.once.Do(func() {
 		n := b.model.NumVocab()
 		pieces := make([][]byte, n)
+		b.masks.pieces = make([]string, n)
 		for id := range n {
-			pieces[id] = []byte(b.model.TokenToPiece(id))
+			b.masks.pieces[id] = b.model.TokenToPiece(id)
+			pieces[id] = []byte(b.masks.pieces[id])
 		}
 		b.masks.index, b.masks.err = masking.NewIndex(masking.SliceVocab{Pieces: pieces})
+		b.masks.gv = newGrammarVocab(b.masks.pieces, b.model.TokenIsEog)
 	})
 	return b.masks.index, b.masks.err
 }
@@ -58,6 +68,7 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 		return nil, badRequest("tool_choice", err.Error())
 	}
 	spec.Mode = mode
+	spec.OneCall = r.chat.ParallelToolCalls != nil && !*r.chat.ParallelToolCalls
 	if named != nil {
 		if spec.Allowed = masking.Narrow(spec.Allowed, named); len(spec.Allowed) == 0 {
 			return nil, badRequest("tool_choice", "tool_choice names no tool the model may call")
@@ -72,7 +83,25 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 		return nil, badRequest("tools", err.Error())
 	}
 	st := m.NewState()
-	return &maskState{st: &st, bits: masking.NewBitset(b.model.NumVocab())}, nil
+	cat, err := b.masks.catalogs.Get(req.ToolsID, func() (map[string]json.RawMessage, error) {
+		params := make(map[string]json.RawMessage, len(r.chat.Tools))
+		for _, t := range r.chat.Tools {
+			params[t.Function.Name] = t.Function.Parameters
+		}
+		return params, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	grammar, err := cat.CallGBNF(spec)
+	if errors.Is(err, masking.ErrNoCallAllowed) {
+		// No call can start: the mask alone keeps the trigger out.
+		return &maskState{st: &st, bits: masking.NewBitset(b.model.NumVocab())}, nil
+	}
+	if err != nil {
+		return nil, badRequest("tools", err.Error())
+	}
+	return newCallMasker(st, spec, b.masks.gv, grammar, b.model.NumVocab(), func(id int) string { return b.masks.pieces[id] }), nil
 }
 
 // maskState adapts a masking.State to the engine's Masker.

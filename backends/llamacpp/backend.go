@@ -11,19 +11,34 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // GrammarFunc builds the grammar members of a /completion body for one request: a JSON
 // object whose members (grammar, grammar_lazy, grammar_triggers, preserved_tokens; see
-// llama.cpp's tools/server/README.md, "POST /completion") are merged into the
-// body after the ones this package writes. allowed are the tools the model may call;
-// required says the model must call one of them. The grammar must be for the wire format
-// of Options.Format (the function is configured with the backend, so it knows it). The
-// result must be deterministic for equal arguments, and must not repeat a member this
+// llama.cpp's tools/server/README.md, "POST /completion") are merged into the body after
+// the ones this package writes. The grammar must be for the wire format of
+// Options.Format (the function is configured with the backend, so it knows it). The
+// result must be deterministic for equal requests, and must not repeat a member this
 // package writes; preserved_tokens it may write, and the package adds the format's
 // markers to them.
-type GrammarFunc func(allowed []string, required bool) (fields json.RawMessage, err error)
+type GrammarFunc func(GrammarRequest) (fields json.RawMessage, err error)
+
+// GrammarRequest is what one request's grammar constrains.
+type GrammarRequest struct {
+	// Allowed are the tools the model may call; Required says it must call one of them.
+	Allowed  []string
+	Required bool
+	// OneCall says the client sent parallel_tool_calls false: at most one call.
+	OneCall bool
+	// Tools is the request's tools array, the client's bytes, from which the grammar reads
+	// each allowed tool's parameters (JSON Schema) to constrain its arguments.
+	Tools json.RawMessage
+	// ToolsID is backends.Request.ToolsID: when set, requests with one ToolsID carry
+	// byte-identical Tools, so the function may keep what it derives from them.
+	ToolsID string
+}
 
 // Options configure a Backend. The zero value of each field is its default.
 type Options struct {
@@ -137,7 +152,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	}
 	var grammar json.RawMessage
 	if p.calls && b.opt.Grammar != nil {
-		if grammar, err = b.opt.Grammar(p.allowed, p.required); err != nil {
+		tools, _ := oai.Get(req.Body, "tools")
+		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, OneCall: p.oneCall, Tools: tools, ToolsID: req.ToolsID}
+		if grammar, err = b.opt.Grammar(gr); err != nil {
 			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
 		}
 	}

@@ -325,7 +325,7 @@ func TestErrors_SlowHeadersAre504(t *testing.T) {
 
 func TestErrors_GrammarFailureIsNotSent(t *testing.T) {
 	f := newFake(t, "x")
-	b := newTestBackend(t, f.URL, func([]string, bool) (json.RawMessage, error) { return nil, errors.New("no grammar for you") })
+	b := newTestBackend(t, f.URL, func(GrammarRequest) (json.RawMessage, error) { return nil, errors.New("no grammar for you") })
 	_, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(toolsBody)})
 	if err == nil || !strings.Contains(err.Error(), "no grammar for you") {
 		t.Fatalf("err = %v", err)

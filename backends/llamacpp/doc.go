@@ -9,7 +9,10 @@
 // cache_prompt, the grammar fields that Options.Grammar supplies and the wire format's
 // markers as preserved_tokens. The package then parses tool calls out of the completion
 // text with backends/toolcall, in the format of Options.Format (Hermes by default),
-// streaming too, and answers in OpenAI's shape. Tokenize (POST /tokenize) and
+// streaming too, and answers in OpenAI's shape; a call n_predict cut short is still a
+// call, with the arguments so far and finish_reason "length". Options.Grammar gets the
+// client's tools array (and its ToolsID) so the grammar can hold each tool's arguments to
+// its schema. Tokenize (POST /tokenize) and
 // ChatTemplate (GET /props, from which toolcall.Detect tells the format) are optional
 // abilities for the gateway's constraint and configuration code.
 //

@@ -27,8 +27,8 @@ func Example() {
 	b, err := llamacpp.New(llamacpp.Options{
 		Name:    "local",
 		BaseURL: srv.URL,
-		Grammar: func(allowed []string, required bool) (json.RawMessage, error) {
-			fmt.Println("grammar for", allowed, "required:", required)
+		Grammar: func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
+			fmt.Println("grammar for", r.Allowed, "required:", r.Required)
 			return json.RawMessage(`{"grammar":"root ::= ...","grammar_lazy":true}`), nil
 		},
 	})

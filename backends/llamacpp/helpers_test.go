@@ -130,11 +130,12 @@ func (f *fakeServer) last(path string) []byte {
 }
 
 // fakeGrammar stands in for masking's GBNF generator: fixed members that name their
-// arguments, so the golden files show what reached it.
-func fakeGrammar(allowed []string, required bool) (json.RawMessage, error) {
-	g := fmt.Sprintf("root ::= call # allowed=%s required=%v", strings.Join(allowed, ","), required)
+// arguments (the tools by their length, the ID as it came), so the golden files show
+// what reached it.
+func fakeGrammar(r GrammarRequest) (json.RawMessage, error) {
+	g := fmt.Sprintf("root ::= call # allowed=%s required=%v tools=%dB id=%q", strings.Join(r.Allowed, ","), r.Required, len(r.Tools), r.ToolsID)
 	q, _ := json.Marshal(g)
-	return json.RawMessage(`{"grammar":` + string(q) + `,"grammar_lazy":` + fmt.Sprint(!required) +
+	return json.RawMessage(`{"grammar":` + string(q) + `,"grammar_lazy":` + fmt.Sprint(!r.Required) +
 		`,"grammar_triggers":[{"type":1,"value":"<tool_call>"}],"preserved_tokens":["<tool_call>","</tool_call>"]}`), nil
 }
 

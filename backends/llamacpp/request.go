@@ -19,6 +19,7 @@ type params struct {
 	// tool_choice and Request.Allowed narrow them.
 	allowed  []string
 	required bool
+	oneCall  bool // parallel_tool_calls false
 	sampling sampling
 }
 
@@ -51,6 +52,7 @@ type clientRequest struct {
 	N                   *int            `json:"n"`
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 }
 
 // parseRequest reads the options of body. allowed is Request.Allowed: when non-nil the
@@ -80,6 +82,7 @@ func parseRequest(body []byte, allowed []string) (*params, error) {
 		return nil, err
 	}
 	p.sampling.Stop = stop
+	p.oneCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
 
 	if len(r.Tools) == 0 {
 		return p, nil

@@ -176,3 +176,23 @@ func TestCompletionBody_GrammarMembersMergedAfterOwn(t *testing.T) {
 		t.Errorf("empty object: %s %v", got, err)
 	}
 }
+
+// TestGrammar_GetsTheClientsToolsAndTheirID: the grammar hook reads the tools array as
+// the client wrote it, byte for byte, with the request's ToolsID, so it can render each
+// tool's schema and keep the work per catalog, and parallel_tool_calls false as OneCall.
+func TestGrammar_GetsTheClientsToolsAndTheirID(t *testing.T) {
+	f := newFake(t, "x")
+	var got GrammarRequest
+	b := newTestBackend(t, f.URL, func(r GrammarRequest) (json.RawMessage, error) {
+		got = r
+		return fakeGrammar(r)
+	})
+	body := `{"model":"qwen","messages":[{"role":"user","content":"hi"}],"tools":` + twoTools + `,"tool_choice":"required","parallel_tool_calls":false}`
+	if _, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(body), ToolsID: "v7/mask/false", Allowed: []string{"search"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := GrammarRequest{Allowed: []string{"search"}, Required: true, OneCall: true, Tools: json.RawMessage(twoTools), ToolsID: "v7/mask/false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("grammar request (-want +got):\n%s", diff)
+	}
+}

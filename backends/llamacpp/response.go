@@ -47,11 +47,15 @@ func usage(r *completionResult) *oai.Usage {
 	return u
 }
 
+// cut says n_predict or the context cut the generation.
+func cut(r *completionResult) bool { return r.StopType == "limit" || r.Truncated }
+
 // finishReason maps stop_type: a generation cut by n_predict or by the context is
-// "length", whatever it holds; one that made calls is "tool_calls"; else "stop".
+// "length", whatever it holds (a call it cut short is still a call, with the arguments
+// so far, as OpenAI returns it); one that made calls is "tool_calls"; else "stop".
 func finishReason(r *completionResult, calls int) string {
 	switch {
-	case r.StopType == "limit" || r.Truncated:
+	case cut(r):
 		return oai.FinishLength
 	case calls > 0:
 		return oai.FinishToolCalls
@@ -67,7 +71,7 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 		msg.Content = &r.Content
 	} else {
 		// Reasoning (harmony's analysis channel) has no place in OpenAI's message.
-		parsed, err := toolcall.Parse(m.format, r.Content, toolcall.Options{ResponseID: m.id})
+		parsed, err := toolcall.Parse(m.format, r.Content, toolcall.Options{ResponseID: m.id, Cut: cut(r)})
 		if err != nil { // New checked the format
 			panic(err)
 		}

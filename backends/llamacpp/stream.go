@@ -144,7 +144,11 @@ func (c *chunker) add(r *completionResult) [][]byte {
 		return out
 	}
 	if c.sp != nil {
-		out = c.events(out, c.sp.Finish())
+		finish := c.sp.Finish
+		if cut(r) {
+			finish = c.sp.FinishCut
+		}
+		out = c.events(out, finish())
 	}
 	finish := finishReason(r, c.calls)
 	out = append(out, c.delta(oai.Delta{}, &finish))

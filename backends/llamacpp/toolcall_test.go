@@ -125,3 +125,80 @@ func TestFormats_CallsInOpenAIShape(t *testing.T) {
 		})
 	}
 }
+
+// TestCutCall_IsACallWithFinishLength: when n_predict cuts a call (stop_type "limit"),
+// the client gets a tool call with the arguments so far and finish_reason "length",
+// whole and streamed, never the template's text as content; cut before the name is
+// whole, nothing.
+func TestCutCall_IsACallWithFinishLength(t *testing.T) {
+	const limit = `"stop_type":"limit","truncated":false,"tokens_predicted":9,"tokens_evaluated":120,"tokens_cached":129,"timings":{"cache_n":100,"prompt_n":20,"predicted_n":9}`
+	tests := []struct {
+		name, format string
+		pieces       []string
+		call         string // name + " " + arguments; empty: no call
+	}{
+		{"hermes in arguments", "hermes", []string{"<tool_call>", "\n{\"name\": \"send_email\", ", `"arguments": {"to": "a@b`}, `send_email {"to": "a@b`},
+		{"hermes in name", "hermes", []string{"<tool_call>", "\n{\"name\": \"send_em"}, ""},
+		{"llama3", "llama3", []string{`{"name": "get_weather", "parameters": {"ci`}, `get_weather {"ci`},
+		{"mistral", "mistral", []string{"[TOOL_CALLS]get_weather[ARGS]", `{"city": "Pa`}, `get_weather {"city": "Pa`},
+		{"harmony", "harmony", []string{"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>", `{"city"`}, `get_weather {"city"`},
+		{"deepseek", "deepseek", []string{"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>", `{"city": `}, `get_weather {"city":`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, tt.pieces...)
+			f.final = limit
+			b := newFormatBackend(t, f.URL, tt.format, fakeGrammar)
+			resp, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(toolsBody), Model: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got oai.ChatCompletion
+			if err := json.Unmarshal(resp.Body, &got); err != nil {
+				t.Fatal(err)
+			}
+			ch := got.Choices[0]
+			var calls []string
+			for _, c := range ch.Message.ToolCalls {
+				calls = append(calls, c.Function.Name+" "+c.Function.Arguments)
+			}
+			want := []string(nil)
+			if tt.call != "" {
+				want = []string{tt.call}
+			}
+			if !cmp.Equal(calls, want) || ch.FinishReason != oai.FinishLength {
+				t.Errorf("whole: calls %q, finish %q; want %q, length", calls, ch.FinishReason, want)
+			}
+			if c := ch.Message.Content; c != nil && *c != "" {
+				t.Errorf("whole: content %q", *c)
+			}
+
+			resp, err = b.ChatCompletion(background(t), &backends.Request{Body: []byte(streamBody(toolsBody)), Model: "m", Stream: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, call, finish string
+			for _, c := range readStream(t, resp.Stream) {
+				if len(c.Choices) == 0 {
+					continue
+				}
+				d := c.Choices[0].Delta
+				if d.Content != nil {
+					text += *d.Content
+				}
+				for _, tc := range d.ToolCalls {
+					if tc.Function.Name != "" {
+						call += tc.Function.Name + " "
+					}
+					call += tc.Function.Arguments
+				}
+				if c.Choices[0].FinishReason != nil {
+					finish = *c.Choices[0].FinishReason
+				}
+			}
+			if text != "" || call != tt.call || finish != oai.FinishLength {
+				t.Errorf("stream: content %q, call %q, finish %q; want no content, %q, length", text, call, finish, tt.call)
+			}
+		})
+	}
+}

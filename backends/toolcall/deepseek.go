@@ -41,6 +41,10 @@ func (d *deepseek) step(p *Parser, final bool) bool {
 			if !final {
 				return false
 			}
+			if p.cut { // the block's marker and nothing of a call: nothing
+				p.consume(len(p.buf))
+				return true
+			}
 			fallthrough
 		default: // a block that holds no call is text
 			p.em.content(deepseekCallsBegin)
@@ -64,6 +68,16 @@ func (d *deepseek) step(p *Parser, final bool) bool {
 		return true
 	}
 	i, _, st := p.bounded(deepseekEnds, p.max, &d.seen, final)
+	if st == unclosed && p.cut {
+		if _, _, ok := deepseekCall(p.buf[:i]); !ok {
+			if name, args, ok := deepseekCut(p.buf); ok {
+				p.em.call(name, args)
+			}
+			p.consume(len(p.buf))
+			d.state = dOut
+			return true
+		}
+	}
 	switch st {
 	case needMore:
 		return false
@@ -123,4 +137,32 @@ func deepseekCall(body []byte) (name, args string, ok bool) {
 
 func validName(b []byte) bool {
 	return len(b) > 0 && len(b) <= maxName && !bytes.ContainsAny(b, " \t\r\n\"{}[]")
+}
+
+// deepseekCut reads a call the token limit cut: its name, once whole, and what came of
+// its arguments (V3.1: NAME<｜tool▁sep｜>{…; V3: function<｜tool▁sep｜>NAME\n```json\n{…).
+func deepseekCut(body []byte) (name, args string, ok bool) {
+	head, rest, found := bytes.Cut(body, []byte(deepseekSep))
+	if !found {
+		return "", "", false
+	}
+	head = bytes.TrimSpace(head)
+	if string(head) != "function" {
+		if !validName(head) {
+			return "", "", false
+		}
+		return string(head), string(bytes.TrimSpace(rest)), true
+	}
+	line, code, whole := bytes.Cut(rest, []byte("\n"))
+	line = bytes.TrimSpace(line)
+	if !whole || !validName(line) {
+		return "", "", false
+	}
+	code = bytes.TrimSpace(code)
+	if bytes.HasPrefix([]byte("```json"), code) {
+		return string(line), "", true
+	}
+	code, _ = bytes.CutPrefix(code, []byte("```json"))
+	code = bytes.TrimRight(bytes.TrimSpace(code), "`") // the closing fence, or what came of it
+	return string(line), string(bytes.TrimSpace(code)), true
 }

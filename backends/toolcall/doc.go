@@ -17,8 +17,14 @@
 // engine's prefix cache warm. Only arguments written as a JSON string (some models
 // double-encode) are decoded, and missing or null arguments become "{}".
 //
-// The package owns the text-to-call translation only. It never drops text: a call that
-// does not parse (bad JSON, no name, no end within Options.MaxCallBytes) is passed on as
-// the content it was. It never checks a call against the allowed tools (the gateway
+// A text the token limit cut (finish_reason "length") is finished with FinishCut, or
+// parsed with Options.Cut: a call that began is still a call once its name is whole, with
+// its arguments as far as they came, as OpenAI returns a call cut by max_tokens; one cut
+// before its name was whole is dropped, and the format's markers never come back as
+// content.
+//
+// The package owns the text-to-call translation only. Apart from a cut call, it never
+// drops text: a call that does not parse (bad JSON, no name, no end within
+// Options.MaxCallBytes) is passed on as the content it was. It never checks a call against the allowed tools (the gateway
 // does), never builds grammars (masking/ does) and does no I/O.
 package toolcall

@@ -1,6 +1,9 @@
 package toolcall
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // harmony reads gpt-oss's harmony messages. Each is a header, <|message|>, a body and an
 // end token:
@@ -89,6 +92,14 @@ func (h *harmony) step(p *Parser, final bool) bool {
 		return true
 	}
 	i, m, st := p.bounded(harmonyBodyEnd, p.max, &h.seen, final)
+	if st == unclosed && p.cut {
+		if _, ok := arguments(p.buf[:i]); !ok || len(bytes.TrimSpace(p.buf)) == 0 {
+			p.em.call(h.name, string(bytes.TrimSpace(p.buf)))
+			p.consume(len(p.buf))
+			h.state = hOut
+			return true
+		}
+	}
 	switch st {
 	case needMore:
 		return false
@@ -117,6 +128,19 @@ func (h *harmony) readHeader(p *Parser, final bool) bool {
 	i, m, st := p.bounded(harmonyHeaderEnd, maxHeader, &h.seen, final)
 	if st == needMore {
 		return false
+	}
+	if st == unclosed && p.cut {
+		// A header the token limit cut: a call once its recipient is whole (a space or
+		// the next token after it), else nothing, never the header's text.
+		header := h.opener + string(p.buf)
+		if r := headerField(header, "to="); strings.HasPrefix(r, "functions.") && len(r) > len("functions.") {
+			if k := strings.Index(header, "to=") + len("to=") + len(r); k < len(header) {
+				p.em.call(strings.TrimPrefix(r, "functions."), "")
+			}
+		}
+		p.consume(len(p.buf))
+		h.state = hOut
+		return true
 	}
 	if st != closed || m != harmonyMessage {
 		// Not a header: the opener is text, and what followed it is read again as text.

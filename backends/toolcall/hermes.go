@@ -32,6 +32,14 @@ func (h *hermes) step(p *Parser, final bool) bool {
 			h.in = false
 			return true
 		}
+		if st == unclosed && p.cut {
+			if name, args, _, ok := partialCall(p.buf, "arguments", "parameters"); ok {
+				p.em.call(name, args)
+			}
+			p.consume(len(p.buf))
+			h.in = false
+			return true
+		}
 	}
 	// Not a call: the tag is text, and what followed it is read again as text.
 	p.em.content(hermesOpen)

@@ -65,6 +65,10 @@ func (l *llama3) step(p *Parser, final bool) bool {
 		switch {
 		case j == len(p.buf) && !final:
 			return false
+		case j == len(p.buf) && p.cut && l.opener != "":
+			p.consume(len(p.buf)) // <|python_tag|> and nothing more: no call, no text
+			l.state = lOut
+			return true
 		case j == len(p.buf) || p.buf[j] != '{':
 			return l.fail(p)
 		}
@@ -73,6 +77,19 @@ func (l *llama3) step(p *Parser, final bool) bool {
 	end, st := p.value(&l.v, l.at, final)
 	if st == needMore {
 		return false
+	}
+	if st == unclosed && p.cut {
+		obj := p.buf[l.at:]
+		name, args, keyed, ok := partialCall(obj, "parameters", "arguments")
+		switch {
+		case ok && (keyed || !l.inText):
+			p.em.call(name, args)
+		case !cutInName(obj) && !ok:
+			return l.fail(p) // JSON that is not a call: content
+		}
+		p.consume(len(p.buf))
+		l.state = lOut
+		return true
 	}
 	if st == closed {
 		if name, args, hasArgs, ok := objectCall(p.buf[l.at:end], "parameters", "arguments"); ok && (hasArgs || !l.inText) {

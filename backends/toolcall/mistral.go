@@ -36,6 +36,9 @@ func (m *mistral) step(p *Parser, final bool) bool {
 			if !final {
 				return false
 			}
+			if p.cut {
+				return m.cutHead(p)
+			}
 			return m.fail(p)
 		case no:
 			return m.fail(p)
@@ -44,6 +47,18 @@ func (m *mistral) step(p *Parser, final bool) bool {
 	end, st := p.value(&m.v, m.at, final)
 	if st == needMore {
 		return false
+	}
+	if st == unclosed && p.cut {
+		if m.array {
+			for _, c := range partialArray(p.buf[m.at:]) {
+				p.em.call(c[0], c[1])
+			}
+		} else {
+			p.em.call(m.name, string(bytes.TrimSpace(p.buf[m.at:])))
+		}
+		p.consume(len(p.buf))
+		m.in = false
+		return true
 	}
 	if st != closed {
 		return m.fail(p)
@@ -144,4 +159,49 @@ func (m *mistral) fail(p *Parser) bool {
 	p.em.content(mistralCalls)
 	m.in = false
 	return true
+}
+
+// cutHead ends a call whose head the token limit cut: with its name whole (the "[" of the
+// next marker came), a call without arguments; else nothing.
+func (m *mistral) cutHead(p *Parser) bool {
+	j := spaces(p.buf)
+	if name, _, st := word(p.buf, j); st == has {
+		p.em.call(name, "")
+	}
+	p.consume(len(p.buf))
+	m.in = false
+	return true
+}
+
+// partialArray reads the calls of an old-style call array, [{"name": …, "arguments": …},
+// …], that the token limit cut: the whole objects, then the cut one when its name is
+// whole. Each call is {name, arguments}.
+func partialArray(b []byte) [][2]string {
+	var calls [][2]string
+	i := 1 // past "["
+	for {
+		i += spaces(b[i:])
+		if i >= len(b) || b[i] != '{' {
+			return calls
+		}
+		var v valueEnd
+		end := v.scan(b[i:])
+		if end < 0 {
+			if name, args, _, ok := partialCall(b[i:], "arguments", "parameters"); ok {
+				calls = append(calls, [2]string{name, args})
+			}
+			return calls
+		}
+		name, args, _, ok := objectCall(b[i:i+end], "arguments", "parameters")
+		if !ok {
+			return calls
+		}
+		calls = append(calls, [2]string{name, args})
+		i += end
+		i += spaces(b[i:])
+		if i >= len(b) || b[i] != ',' {
+			return calls
+		}
+		i++
+	}
 }

@@ -15,6 +15,9 @@ type Options struct {
 	// the gateway buffer without bound; a call still open past it is given up and passed
 	// on as content. If zero, 4 MiB.
 	MaxCallBytes int
+	// Cut says the text was cut by the token limit (finish_reason "length"): Parse ends
+	// it as FinishCut does.
+	Cut bool
 }
 
 // Event is one step of parsed text. Exactly one field is set.
@@ -44,6 +47,7 @@ type Parser struct {
 	buf    []byte // text not resolved yet
 	max    int
 	em     emitter
+	cut    bool // the text ended at the token limit: see FinishCut
 }
 
 // stepper is one format's state machine. step resolves a prefix of p.buf (removing it
@@ -98,6 +102,16 @@ func (p *Parser) Finish() []Event {
 	return p.em.take()
 }
 
+// FinishCut is Finish for a text the token limit cut (finish_reason "length"): a call
+// that began is still a call once its name is whole, with its arguments as far as they
+// came (maybe nothing), as OpenAI returns a call cut by max_tokens; a call cut before
+// its name was whole is dropped. Either way the format's markers and the call's text
+// never come back as content.
+func (p *Parser) FinishCut() []Event {
+	p.cut = true
+	return p.Finish()
+}
+
 // Calls is the number of calls returned so far.
 func (p *Parser) Calls() int { return p.em.calls }
 
@@ -109,7 +123,11 @@ func Parse(format, text string, o Options) (*Message, error) {
 	}
 	m := &Message{}
 	var content, reasoning strings.Builder
-	for _, ev := range append(p.Feed(text), p.Finish()...) {
+	finish := p.Finish
+	if o.Cut {
+		finish = p.FinishCut
+	}
+	for _, ev := range append(p.Feed(text), finish()...) {
 		content.WriteString(ev.Content)
 		reasoning.WriteString(ev.Reasoning)
 		if ev.Call != nil {

@@ -224,3 +224,106 @@ func prefixOf(b []byte, s string) match {
 	}
 	return no
 }
+
+// partialCall reads the head of a call written as one JSON object that the token limit
+// cut: {"name": "A", then an argument key of argKeys and what came of its value. ok says
+// the name is whole and nothing but (a beginning of) an argument key follows it; keyed
+// says some of the key came; args is the arguments' text so far, trimmed, possibly
+// empty.
+func partialCall(obj []byte, argKeys ...string) (name, args string, keyed, ok bool) {
+	i := spaces(obj)
+	if i == len(obj) || obj[i] != '{' {
+		return "", "", false, false
+	}
+	i++
+	i += spaces(obj[i:])
+	key, n, whole := jsonStringAt(obj[i:])
+	if !whole || key != "name" {
+		return "", "", false, false
+	}
+	i += n
+	i += spaces(obj[i:])
+	if i == len(obj) || obj[i] != ':' {
+		return "", "", false, false
+	}
+	i++
+	i += spaces(obj[i:])
+	name, n, whole = jsonStringAt(obj[i:])
+	if !whole || name == "" {
+		return "", "", false, false
+	}
+	i += n
+	i += spaces(obj[i:])
+	if i == len(obj) {
+		return name, "", false, true
+	}
+	if obj[i] != ',' {
+		return "", "", false, false
+	}
+	i++
+	rest := obj[i+spaces(obj[i:]):]
+	for _, k := range argKeys {
+		q := []byte(`"` + k + `"`)
+		if len(rest) < len(q) {
+			if bytes.HasPrefix(q, rest) {
+				return name, "", len(rest) > 0, true
+			}
+			continue
+		}
+		if !bytes.HasPrefix(rest, q) {
+			continue
+		}
+		j := len(q) + spaces(rest[len(q):])
+		switch {
+		case j == len(rest):
+			return name, "", true, true
+		case rest[j] != ':':
+			return "", "", false, false
+		}
+		return name, string(bytes.TrimSpace(rest[j+1:])), true, true
+	}
+	return "", "", false, false
+}
+
+// jsonStringAt reads the JSON string at the start of b: its value, its length in b, and
+// whether it is whole (closed and valid).
+func jsonStringAt(b []byte) (string, int, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", 0, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			var s string
+			if json.Unmarshal(b[:i+1], &s) != nil {
+				return "", 0, false
+			}
+			return s, i + 1, true
+		}
+	}
+	return "", 0, false
+}
+
+// cutInName says a JSON object cut by the token limit began as a call does, with
+// {"name": " (spaces allowed), but ended before its name did: a call with nothing a
+// client could use, which is dropped rather than returned as its text.
+func cutInName(obj []byte) bool {
+	i := spaces(obj)
+	for _, want := range []string{"{", `"name"`, ":", `"`} {
+		i += spaces(obj[i:])
+		if i == len(obj) {
+			return true
+		}
+		switch prefixOf(obj[i:], want) {
+		case maybe:
+			return true
+		case no:
+			return false
+		}
+		i += len(want)
+	}
+	_, _, whole := jsonStringAt(obj[i-1:])
+	return !whole
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/backends/vllm"
@@ -124,7 +125,7 @@ func newURLTarget(c Config) (*engineTarget, error) {
 	case "openai", "sglang":
 		be, err = openaicompat.New(openaicompat.Options{Name: "replay", BaseURL: c.URL, APIKey: c.APIKey, Transport: transport, ReportsCache: true})
 	case "llamacpp":
-		be, err = llamacpp.New(llamacpp.Options{Name: "replay", BaseURL: c.URL, Transport: transport, Grammar: hermesGrammar})
+		be, err = llamacpp.New(llamacpp.Options{Name: "replay", BaseURL: c.URL, Transport: transport, Grammar: hermesGrammar()})
 	case "ollama":
 		be, err = ollama.New(ollama.Options{Name: "replay", BaseURL: c.URL, Transport: transport})
 	}
@@ -162,17 +163,32 @@ func urlCapabilities(kind string) kvcache.Capabilities {
 }
 
 // hermesGrammar is cmd/gateway's grammar hook for llama-server: a lazy GBNF grammar that
-// starts at <tool_call> and then allows only the allowed names.
-func hermesGrammar(allowed []string, required bool) (json.RawMessage, error) {
-	spec := masking.Spec{Format: masking.Hermes(), Allowed: allowed, Mode: masking.ModeAuto}
-	if required {
-		spec.Mode = masking.ModeRequired
+// starts at <tool_call> and then allows only the allowed names, each with its arguments
+// rule from the request's tools array (catalogs kept per ToolsID).
+func hermesGrammar() llamacpp.GrammarFunc {
+	var catalogs masking.Catalogs
+	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
+		spec := masking.Spec{Format: masking.Hermes(), Allowed: r.Allowed, Mode: masking.ModeAuto, OneCall: r.OneCall}
+		if r.Required {
+			spec.Mode = masking.ModeRequired
+		}
+		cat, err := catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) {
+			ts, err := oai.ToolSchemas(r.Tools)
+			params := make(map[string]json.RawMessage, len(ts))
+			for _, t := range ts {
+				params[t.Name] = t.Parameters
+			}
+			return params, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		g, err := cat.GBNF(spec)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(g)
 	}
-	g, err := masking.GBNF(spec, nil)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(g)
 }
 
 func newTarget(c Config) (target, error) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/toolcall"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/masking"
@@ -17,7 +19,10 @@ import (
 
 // grammarFor renders the loaded set as llama-server's grammar fields for one wire
 // format: a lazy GBNF grammar that starts at the format's trigger and then allows only
-// the allowed names.
+// the allowed names, each with its own arguments rule from the tool's JSON Schema in the
+// request's tools array. The schemas of a tools array that has a ToolsID (the gateway's
+// whole catalog under mask) are read and rendered once per ID, in a cache private to the
+// backend.
 //
 // When no call may start at all (nothing allowed, mode auto), no grammar can say so; the
 // trigger is banned with logit_bias instead, which is exact only where the trigger is one
@@ -26,12 +31,17 @@ import (
 // bias that also bans ordinary text. For the other formats nothing is sent and the
 // gateway's own check answers any call.
 func grammarFor(f masking.Format) llamacpp.GrammarFunc {
-	return func(allowed []string, required bool) (json.RawMessage, error) {
-		spec := masking.Spec{Format: f, Allowed: allowed, Mode: masking.ModeAuto}
-		if required {
+	var catalogs masking.Catalogs
+	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
+		spec := masking.Spec{Format: f, Allowed: r.Allowed, Mode: masking.ModeAuto, OneCall: r.OneCall}
+		if r.Required {
 			spec.Mode = masking.ModeRequired
 		}
-		g, err := masking.GBNF(spec, nil)
+		cat, err := catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) { return toolParams(r.Tools) })
+		if err != nil {
+			return nil, err
+		}
+		g, err := cat.GBNF(spec)
 		if errors.Is(err, masking.ErrNoCallAllowed) {
 			if !triggerIsToken[f.Name] {
 				return nil, nil
@@ -49,11 +59,24 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 	}
 }
 
+// toolParams reads each tool's parameters out of a tools array, as the client wrote them.
+func toolParams(tools []byte) (map[string]json.RawMessage, error) {
+	if len(tools) == 0 || string(tools) == "null" {
+		return nil, nil
+	}
+	ts, err := oai.ToolSchemas(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	params := make(map[string]json.RawMessage, len(ts))
+	for _, t := range ts {
+		params[t.Name] = t.Parameters
+	}
+	return params, nil
+}
+
 // triggerIsToken: the formats whose call trigger is one special token in their models.
 var triggerIsToken = map[string]bool{"hermes": true, "mistral": true, "deepseek": true}
-
-// hermesGrammar is grammarFor the Hermes / Qwen format, the default.
-var hermesGrammar = grammarFor(masking.Hermes())
 
 // templateTimeout bounds reading llama-server's chat template at start.
 const templateTimeout = 3 * time.Second
@@ -79,7 +102,7 @@ func newLlamaCpp(b config.Backend, transport http.RoundTripper, log *slog.Logger
 	tmpl, err := probe.ChatTemplate(ctx)
 	if err != nil {
 		log.Warn("llama-server chat template not readable; assuming the hermes tool-call format (set format: to choose)", "backend", b.Name, "error", err)
-		opt.Format, opt.Grammar = toolcall.Hermes, hermesGrammar
+		opt.Format, opt.Grammar = toolcall.Hermes, grammarFor(masking.Hermes())
 		return llamacpp.New(opt)
 	}
 	if name, ok := toolcall.Detect(tmpl); ok {

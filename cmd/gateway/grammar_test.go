@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/masking"
 )
 
 func TestHermesGrammar_IsLazyUnlessRequiredAndNamesOnlyTheAllowed(t *testing.T) {
+	hermesGrammar := grammarFor(masking.Hermes())
 	for _, required := range []bool{false, true} {
-		raw, err := hermesGrammar([]string{"search_tools", "get_files"}, required)
+		raw, err := hermesGrammar(llamacpp.GrammarRequest{Allowed: []string{"search_tools", "get_files"}, Required: required})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +99,7 @@ func TestNewLlamaCpp_FormatFromTheChatTemplate(t *testing.T) {
 // one-token trigger is banned exactly; a text trigger (Llama 3's {"name": ") would ban
 // ordinary text too, so nothing is sent.
 func TestGrammarFor_NothingAllowedBansASpecialTokenTriggerOnly(t *testing.T) {
-	raw, err := hermesGrammar(nil, false)
+	raw, err := grammarFor(masking.Hermes())(llamacpp.GrammarRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +107,44 @@ func TestGrammarFor_NothingAllowedBansASpecialTokenTriggerOnly(t *testing.T) {
 		t.Errorf("hermes, nothing allowed: %s", raw)
 	}
 	f, _ := masking.FormatByName("llama3")
-	raw, err = grammarFor(f)(nil, false)
+	raw, err = grammarFor(f)(llamacpp.GrammarRequest{})
 	if err != nil || raw != nil {
 		t.Errorf("llama3, nothing allowed: %s, %v; want no fields", raw, err)
+	}
+}
+
+// TestGrammarFor_ArgumentsFollowEachToolsSchema: the grammar sent to llama-server holds
+// each allowed tool's own arguments rule, read from the request's tools array; under one
+// ToolsID the array is read once (a second array under the same ID is not looked at).
+func TestGrammarFor_ArgumentsFollowEachToolsSchema(t *testing.T) {
+	g := grammarFor(masking.Hermes())
+	tools := `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"unit":{"enum":["celsius","fahrenheit"]}},"required":["unit"]}}},
+		{"type":"function","function":{"name":"send_mail","parameters":{"type":"object","properties":{"to":{"type":"string"}}}}}]`
+	grammar := func(tools, id string) string {
+		raw, err := g(llamacpp.GrammarRequest{Allowed: []string{"get_weather"}, Required: true, Tools: json.RawMessage(tools), ToolsID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct{ Grammar string }
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		return f.Grammar
+	}
+	got := grammar(tools, "v1")
+	for _, want := range []string{`"get_weather" tool-args a0`, `"\"celsius\"" | "\"fahrenheit\""`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("grammar lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "send_mail") || strings.Contains(got, `\"to\"`) {
+		t.Errorf("grammar holds a tool that is not allowed:\n%s", got)
+	}
+	other := `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"unit":{"enum":["kelvin"]}}}}}]`
+	if again := grammar(other, "v1"); again != got {
+		t.Error("one ToolsID, but the tools were read again")
+	}
+	if fresh := grammar(other, ""); !strings.Contains(fresh, "kelvin") {
+		t.Errorf("without a ToolsID the request's own tools must be read:\n%s", fresh)
 	}
 }
