@@ -33,13 +33,14 @@ func forcedToolsJSON() []map[string]any {
 
 // TestForcedCall_CompletesAsAValidCall: with tool_choice "required" (the gateway's loaded
 // set narrowing the catalog to two tools) and with allowed_tools in mode required naming
-// two tools, every one of 20 seeds at temperature 1 ends in exactly one tool call to an
+// two tools, every one of 20 seeds at temperature 1 (10 per mode: the two modes build the
+// same constraint, so each takes seeds of its own) ends in exactly one tool call to an
 // allowed tool, finish_reason "tool_calls", whose arguments parse and validate against
 // that tool's schema — the random weights sample anything the grammar allows. The test
 // logs the completion tokens each call took.
 func TestForcedCall_CompletesAsAValidCall(t *testing.T) {
 	b := newBackend(t, Options{})
-	const seeds, maxTokens = 20, 256
+	const seeds, maxTokens = 10, 256
 	params := map[string]string{}
 	for _, tl := range forcedTools {
 		params[tl.name] = tl.params
@@ -54,11 +55,11 @@ func TestForcedCall_CompletesAsAValidCall(t *testing.T) {
 		{"allowed_tools", map[string]any{"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required",
 			"tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "get_weather"}}, {"type": "function", "function": map[string]any{"name": "send_email"}}}}}, nil},
 	}
-	for _, c := range cases {
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var used []int
 			calls := map[string]int{}
-			for seed := range seeds {
+			for seed := i * seeds; seed < (i+1)*seeds; seed++ {
 				body := chatBody(t, map[string]any{
 					"messages":    msgs("user", "Do what you must."),
 					"tools":       forcedToolsJSON(),
@@ -95,9 +96,6 @@ func TestForcedCall_CompletesAsAValidCall(t *testing.T) {
 			slices.Sort(used)
 			t.Logf("%s: %d/%d seeds made one valid call (%v) at max_tokens %d; completion tokens min %d, median %d, max %d",
 				c.name, calls["get_weather"]+calls["send_email"], seeds, calls, maxTokens, used[0], used[len(used)/2], used[len(used)-1])
-			if fmt.Sprint(used) == "" {
-				t.Fatal("no runs")
-			}
 		})
 	}
 }

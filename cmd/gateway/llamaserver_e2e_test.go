@@ -22,6 +22,7 @@ import (
 
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
+	"github.com/maskgate/maskgate/internal/schemacheck"
 )
 
 // These tests run the whole path a user runs: the official Go SDK → the gateway, started
@@ -55,6 +56,7 @@ func e2eCatalog() []byte {
 
 // wireCall is one request the gateway sent the engine, and the engine's answer.
 type wireCall struct {
+	seq          int // the order in which requests arrived
 	method, path string
 	req, resp    []byte
 }
@@ -62,7 +64,16 @@ type wireCall struct {
 // wireLog records what crosses a recordingProxy.
 type wireLog struct {
 	mu    sync.Mutex
+	next  int
 	calls []wireCall
+}
+
+// arrive numbers a request as it arrives; the exchange is logged when it ends.
+func (l *wireLog) arrive() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	return l.next - 1
 }
 
 func (l *wireLog) add(c wireCall) {
@@ -71,21 +82,22 @@ func (l *wireLog) add(c wireCall) {
 	l.calls = append(l.calls, c)
 }
 
-// since returns the calls to path recorded from index from on.
+// since returns the exchanges with path of the requests that arrived from number from on.
 func (l *wireLog) since(from int, path string) []wireCall {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []wireCall
-	for _, c := range l.calls[from:] {
-		if c.path == path {
+	for _, c := range l.calls {
+		if c.seq >= from && c.path == path {
 			out = append(out, c)
 		}
 	}
+	slices.SortFunc(out, func(a, b wireCall) int { return a.seq - b.seq })
 	return out
 }
 
-// await is since, waiting up to 10s for n calls: the proxy logs an exchange after its
-// last byte, which the gateway may have read and acted on already.
+// await is since, waiting up to 10s for n exchanges: the proxy logs one after its last
+// byte, which the gateway may have read and acted on already.
 func (l *wireLog) await(t *testing.T, from int, path string, n int) []wireCall {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -101,10 +113,11 @@ func (l *wireLog) await(t *testing.T, from int, path string, n int) []wireCall {
 	}
 }
 
+// len is the number of requests that have arrived.
 func (l *wireLog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.calls)
+	return l.next
 }
 
 // recordingProxy forwards to target byte for byte, flushing as it goes (streams stay
@@ -114,6 +127,7 @@ func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 	log := &wireLog{}
 	client := &http.Client{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seq := log.arrive()
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			panic(http.ErrAbortHandler)
@@ -152,7 +166,7 @@ func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 				panic(http.ErrAbortHandler)
 			}
 		}
-		log.add(wireCall{method: r.Method, path: r.URL.Path, req: body, resp: got.Bytes()})
+		log.add(wireCall{seq: seq, method: r.Method, path: r.URL.Path, req: body, resp: got.Bytes()})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, log
@@ -275,7 +289,7 @@ func TestLlamaServerE2E(t *testing.T) {
 	t.Run("format_detected_from_props", func(t *testing.T) {
 		// No format: in the config, so the gateway read the chat template from /props at
 		// start; Hermes is one the grammar can express, so managed requests are masked.
-		if got := wire.since(0, "/props"); len(got) == 0 {
+		if got := wire.await(t, 0, "/props", 1); len(got) == 0 {
 			t.Fatalf("the gateway never asked GET /props; log:\n%s", logs.String())
 		}
 		var httpResp *http.Response
@@ -364,13 +378,18 @@ func TestLlamaServerE2E(t *testing.T) {
 		catalog := e2eCatalog()
 		var all []string
 		var parsed []struct {
-			Function struct{ Name string } `json:"function"`
+			Function struct {
+				Name       string
+				Parameters json.RawMessage
+			} `json:"function"`
 		}
 		if err := json.Unmarshal(catalog, &parsed); err != nil {
 			t.Fatal(err)
 		}
+		schemas := map[string][]byte{}
 		for _, p := range parsed {
 			all = append(all, p.Function.Name)
+			schemas[p.Function.Name] = p.Function.Parameters
 		}
 		sets := [][]string{
 			{"misc_tool_01"},
@@ -378,35 +397,38 @@ func TestLlamaServerE2E(t *testing.T) {
 			{"slack_send_message", "misc_tool_12"},
 			{"get_weather", "calendar_create_event", "misc_tool_03"},
 		}
-		const perSet = 5
+		const perSet = 3
 		var (
-			counts          struct{ allowed, truncated, disabled, noCall int }
+			counts          struct{ allowed, cut, disabled, noCall int }
 			promptsByTokens [][]int
 			cachedAfter     []int
 		)
 		for i := range len(sets) * perSet {
 			loaded := sets[i/perSet]
 			from := wire.len()
-			body := forcedAmongLoaded(ls.Model, loaded, 64, i)
+			body := forcedAmongLoaded(ls.Model, loaded, 128, i)
 			resp, raw := postJSON(t, base+"/v1/chat/completions", body)
 			if resp.StatusCode != 200 {
 				t.Fatalf("seed %d: %d %s", i, resp.StatusCode, raw)
 			}
-			names, finish := answerCalls(t, raw)
-			switch {
-			case len(names) == 0:
+			calls, finish := answerCalls(t, raw)
+			if len(calls) != 1 {
 				counts.noCall++
-				t.Errorf("seed %d: a forced call came back as no call (finish %q): %.300s", i, finish, raw)
+				t.Errorf("seed %d: a forced call with parallel_tool_calls false came back as %d calls (finish %q): %.300s", i, len(calls), finish, raw)
 			}
-			for _, n := range names {
+			for _, c := range calls {
+				n := c[0]
 				switch {
-				case slices.Contains(loaded, n):
-					counts.allowed++
-				case finish == "length" && slices.ContainsFunc(loaded, func(a string) bool { return strings.HasPrefix(a, n) }):
-					counts.truncated++
-				default:
+				case !slices.Contains(loaded, n):
 					counts.disabled++
 					t.Errorf("seed %d: called %q, loaded %v", i, n, loaded)
+				case finish == "length":
+					counts.cut++ // the name is whole: a cut in it leaves no call
+				default:
+					counts.allowed++
+					if err := schemacheck.Validate(schemas[n], []byte(c[1])); err != nil {
+						t.Errorf("seed %d: %s(%s) does not validate: %v", i, n, c[1], err)
+					}
 				}
 			}
 			// The grammar that reached the engine names exactly the loaded tools.
@@ -455,12 +477,15 @@ func TestLlamaServerE2E(t *testing.T) {
 				t.Errorf("seed %d: cached %d, the shared prefix is %d tokens", i, cachedAfter[i], len(shared))
 			}
 		}
+		if counts.allowed < len(sets)*perSet/2 {
+			t.Errorf("only %d of %d forced calls completed within max_tokens: the arguments' grammar should end most", counts.allowed, len(sets)*perSet)
+		}
 		rate := float64(cached) / float64(total)
 		if rate < 0.95 {
 			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", cached, total, rate)
 		}
-		t.Logf("%d forced calls over %d loaded sets: %d named a loaded tool, %d cut off inside a loaded name, %d disabled, %d no call; every prompt shares %d tokens (catalog %d); %.1f%% of prompt tokens cached after the first",
-			len(sets)*perSet, len(sets), counts.allowed, counts.truncated, counts.disabled, counts.noCall, len(shared), catalogTokens, 100*rate)
+		t.Logf("%d forced calls over %d loaded sets: %d whole calls to a loaded tool with valid arguments, %d to a loaded tool cut by max_tokens in the arguments, %d disabled, %d not one call; every prompt shares %d tokens (catalog %d); %.1f%% of prompt tokens cached after the first",
+			len(sets)*perSet, len(sets), counts.allowed, counts.cut, counts.disabled, counts.noCall, len(shared), catalogTokens, 100*rate)
 	})
 }
 
@@ -471,7 +496,8 @@ func catalogRender(t *testing.T, wire *wireLog) []byte {
 	applied := wire.since(0, "/apply-template")
 	for _, c := range applied {
 		p := appliedPrompt(t, c)
-		if i := strings.Index(p, "</tools>"); i >= 0 {
+		// The template names the tags in its preamble too; the block ends at the last.
+		if i := strings.LastIndex(p, "</tools>"); i >= 0 {
 			return []byte(p[:i+len("</tools>")])
 		}
 	}
@@ -496,7 +522,7 @@ func forcedAmongLoaded(model string, names []string, maxTokens, seed int) string
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_load","type":"function","function":{"name":"load_tool","arguments":%s}}]},`+
 		`{"role":"tool","tool_call_id":"call_load","content":"{\"loaded\":[%s]}"},`+
 		`{"role":"user","content":"Now do it."}],`+
-		`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"max_tokens":%d,"seed":%d,"temperature":1.0}`,
+		`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[%s]}},"parallel_tool_calls":false,"max_tokens":%d,"seed":%d,"temperature":1.0}`,
 		model, args, strings.ReplaceAll(strings.Join(quoted, ","), `"`, `\"`), strings.Join(choice, ","), maxTokens, seed)
 }
 
@@ -514,15 +540,16 @@ func postJSON(t *testing.T, url, body string) (*http.Response, []byte) {
 	return resp, raw
 }
 
-// answerCalls reads the called names and the finish reason of a whole answer.
-func answerCalls(t *testing.T, raw []byte) ([]string, string) {
+// answerCalls reads the calls (name and arguments) and the finish reason of a whole
+// answer.
+func answerCalls(t *testing.T, raw []byte) ([][2]string, string) {
 	t.Helper()
 	var c struct {
 		Choices []struct {
 			FinishReason string `json:"finish_reason"`
 			Message      struct {
 				ToolCalls []struct {
-					Function struct{ Name string } `json:"function"`
+					Function struct{ Name, Arguments string } `json:"function"`
 				} `json:"tool_calls"`
 			} `json:"message"`
 		} `json:"choices"`
@@ -530,11 +557,11 @@ func answerCalls(t *testing.T, raw []byte) ([]string, string) {
 	if err := json.Unmarshal(raw, &c); err != nil || len(c.Choices) != 1 {
 		t.Fatalf("answer %.300s: %v", raw, err)
 	}
-	var names []string
+	var calls [][2]string
 	for _, tc := range c.Choices[0].Message.ToolCalls {
-		names = append(names, tc.Function.Name)
+		calls = append(calls, [2]string{tc.Function.Name, tc.Function.Arguments})
 	}
-	return names, c.Choices[0].FinishReason
+	return calls, c.Choices[0].FinishReason
 }
 
 // A llama-server that dies mid-stream ends the client's stream with an error, soon, and
