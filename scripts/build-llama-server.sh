@@ -32,21 +32,7 @@ commit=de3ff815ea7d559ee917f063901b8986f038abc6
 
 dir="$(cache_dir)/llama-server-$release-${commit:0:10}"
 bin="$dir/llama-server"
-mkdir -p "$dir"
-
-if [[ -x "$bin" ]]; then
-	echo "$bin"
-	exit 0
-fi
-
-# go test ./... starts several test binaries at once, and scripts/test starts
-# this script in the background: only one may build.
-exec 9>"$dir/build.lock"
-flock 9
-if [[ -x "$bin" ]]; then
-	echo "$bin"
-	exit 0
-fi
+reuse_or_lock "$dir" "$bin"
 
 ensure_packages build-llama-server cc cmake git node
 

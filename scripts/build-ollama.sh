@@ -13,61 +13,27 @@
 # Prints the binary's absolute path as the last line of stdout; progress goes
 # to stderr. A binary already in the cache is reused without rebuilding.
 #
-# Cache: ${MASKGATE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/maskgate}/ollama-VERSION/ollama
-# (the same folder Go's os.UserCacheDir picks on Linux).
+# Cache: $(cache_dir)/ollama-VERSION/ollama, where cache_dir (scripts/lib.sh) is
+# ${MASKGATE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/maskgate}, the folder Go's
+# os.UserCacheDir picks on Linux.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=lib.sh
+. scripts/lib.sh
 
 module=github.com/ollama/ollama
 version="$(go list -m -f '{{.Version}}' "$module")"
 version="${version#v}"
 
-if [[ -n "${MASKGATE_CACHE_DIR:-}" ]]; then
-	cache="$MASKGATE_CACHE_DIR"
-elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
-	cache="$XDG_CACHE_HOME/maskgate"
-else
-	cache="$HOME/.cache/maskgate"
-fi
-dir="$cache/ollama-$version"
+dir="$(cache_dir)/ollama-$version"
 bin="$dir/ollama"
-mkdir -p "$dir"
-
-if [[ -x "$bin" ]]; then
-	echo "$bin"
-	exit 0
-fi
-
-# go test ./... starts several test binaries at once; only one may build.
-exec 9>"$dir/build.lock"
-flock 9
-if [[ -x "$bin" ]]; then
-	echo "$bin"
-	exit 0
-fi
+reuse_or_lock "$dir" "$bin"
 
 # The module zip omits llama.cpp's vendored headers. Debian packages two of
 # them; the third (miniaudio) is maskgate's own stand-in under cinclude/.
-missing=()
-command -v gcc >/dev/null || missing+=(gcc)
-command -v g++ >/dev/null || missing+=(g++)
-have_header() {
-	echo "#include <$1>" | g++ -std=c++17 -E -x c++ - >/dev/null 2>&1
-}
-have_header nlohmann/json_fwd.hpp || missing+=(nlohmann-json3-dev)
-have_header stb/stb_image.h || missing+=(libstb-dev)
-if ((${#missing[@]} > 0)); then
-	if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-		echo "build-ollama: installing ${missing[*]}" >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
-			{ apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
-	else
-		echo "build-ollama: missing build packages; run: sudo apt-get install -y ${missing[*]}" >&2
-		exit 1
-	fi
-fi
+ensure_packages build-ollama cc headers
 
 src="$(go list -m -f '{{.Dir}}' "$module")"
 if [[ -z "$src" ]]; then

@@ -75,3 +75,22 @@ ensure_packages() {
 	echo "$who: missing build packages; run: sudo apt-get install -y ${missing[*]}" >&2
 	return 1
 }
+
+# reuse_or_lock prints $2 (a binary in the folder $1) and exits when it is already
+# built; otherwise it takes $1/build.lock on descriptor 9 — go test ./... starts several
+# test binaries at once and scripts/test builds in the background, so only one may
+# build — and looks again once it holds it. The caller then builds $2.
+reuse_or_lock() {
+	local dir="$1" bin="$2"
+	mkdir -p "$dir"
+	if [[ -x "$bin" ]]; then
+		echo "$bin"
+		exit 0
+	fi
+	exec 9>"$dir/build.lock"
+	flock 9
+	if [[ -x "$bin" ]]; then
+		echo "$bin"
+		exit 0
+	fi
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -172,56 +171,20 @@ func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 	return srv, log
 }
 
-// startGateway runs the gateway with config yaml (where URL is replaced by the
-// engine's address) and returns its base URL and its log.
+// startGateway runs the gateway with config yaml, where each name in files is replaced
+// by the path of a file holding its bytes, and returns its base URL and its log.
 func startGateway(t *testing.T, yaml string, files map[string][]byte) (string, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		yaml = strings.ReplaceAll(yaml, name, path)
 	}
-	cfg := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	logs := &syncBuffer{}
-	go func() {
-		done <- run(ctx, []string{"-config", cfg, "-listen", addr}, func(string) string { return "" }, logs)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("gateway exited %d\n%s", code, logs.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("gateway did not stop within 30s of its context's end")
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway did not serve: %v\n%s", err, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "http://" + addr, logs
+	g := startRun(t, yaml, nil)
+	return "http://" + g.addr, g.stderr
 }
 
 func sdkClient(base string) openai.Client {
