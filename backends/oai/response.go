@@ -25,6 +25,9 @@ type ResponseMessage struct {
 	Role      string     `json:"role"`
 	Content   *string    `json:"content"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ReasoningContent is the model's reasoning as vLLM, SGLang and llama-server
+	// return it apart from the answer.
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 // Chunk is one streamed chat.completion.chunk.
@@ -47,9 +50,10 @@ type ChunkChoice struct {
 
 // Delta is the increment a chunk carries. Role appears in the first chunk only.
 type Delta struct {
-	Role      string     `json:"role,omitempty"`
-	Content   *string    `json:"content,omitempty"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	Content          *string    `json:"content,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Usage is token accounting as OpenAI reports it.
