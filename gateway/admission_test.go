@@ -80,7 +80,7 @@ func TestLimits_RequestsPerMinuteIs429WithRetryAfterPerKey(t *testing.T) {
 	if got := metricValue(t, gw, "maskgate_rejected_requests_total", map[string]string{"key": "alice", "reason": "requests_per_minute"}); got != 1 {
 		t.Errorf("rejected{alice,requests_per_minute} = %v", got)
 	}
-	if got := metricValue(t, gw, "maskgate_requests_total", map[string]string{"backend": "none", "model": "none", "status": "429"}); got != 1 {
+	if got := metricValue(t, gw, "maskgate_requests_total", map[string]string{"backend": "none", "model": "none", "status": "429", "door": "chat_completions"}); got != 1 {
 		t.Errorf("requests_total{429} = %v", got)
 	}
 }

@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,34 +49,8 @@ type exchange struct {
 
 	caller    caller
 	cacheSalt string // sent to the backend when the caller's key isolates its cache
-}
 
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
-		caller: callerOf(r.Context())}
-	release, err := s.admitKey(x.caller)
-	if err == nil {
-		defer release()
-		err = s.chat(w, r, x)
-		s.charge(x.caller, x.usage)
-	}
-	if err != nil {
-		var ae *apiError
-		if x.committed {
-			// Already reported inside the stream; keep the failure in logs and metrics.
-			ae = toAPIError(err)
-			s.log.Warn("stream failed", "request_id", x.id, "backend", x.backend, "status", ae.Status, "error", err)
-		} else {
-			ae = writeError(w, s.log, err)
-		}
-		x.status = ae.Status
-		s.metrics.countFailure(x.backend, ae.Code)
-	}
-	if x.committed && x.stream {
-		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
-	}
-	s.observe(x)
-	s.record(x)
+	door string // the API surface the request came through (a metric label)
 }
 
 // setAccounting writes the request's prompt, cached and computed tokens under prefix
@@ -106,103 +78,6 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 		}
 	}
 	return kvcache.Account(u.PromptTokens, reported, estimated)
-}
-
-func (s *Server) chat(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, err := s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
-	if err != nil {
-		if errors.Is(err, errBodyTooSlow) {
-			return err // the server cancelled the request on the failed read: still answer it
-		}
-		if r.Context().Err() != nil {
-			return context.Cause(r.Context())
-		}
-		return err
-	}
-	env, err := oai.ParseEnvelope(body)
-	if err != nil {
-		return err
-	}
-	rt, ok := s.router.lookup(env.Model)
-	if !ok {
-		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
-	}
-	if err := s.allow(x.caller, env.Model, rt); err != nil {
-		return err
-	}
-	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
-	x.maxHeld = rt.up.MaxResponseBytes
-	if x.maxHeld <= 0 {
-		x.maxHeld = defaultMaxResponseBytes
-	}
-	x.strategy = "eager" // every tool the client sent reaches the model unchanged
-	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if k := x.caller.key; k != nil && k.IsolateCache {
-		x.cacheSalt = s.threads.CacheSalt(k.Name)
-	}
-
-	plan, err := s.planTools(r, env, body, rt.up.Name, rt.up.Backend)
-	if err != nil {
-		return err
-	}
-	obj := env.Object
-	x.plan = plan
-	if plan != nil {
-		tools := s.toolsArray(plan)
-		if err := s.checkBudget(rt.up, env.Object, tools, plan.messages); err != nil {
-			return err
-		}
-		x.strategy = plan.strategy
-		if plan.thread != "" {
-			w.Header().Set(HeaderThread, plan.thread)
-		}
-		if s.opt.ToolMode != ModeClient {
-			return s.serverLoop(w, r, x, rt.up.Backend, env, plan)
-		}
-		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
-			return err
-		}
-		if obj, err = oai.ParseObject(body); err != nil {
-			return err
-		}
-	}
-
-	if plan == nil {
-		msgs := make([][]byte, len(env.Messages))
-		for i, m := range env.Messages {
-			msgs[i] = m
-		}
-		if err := s.checkBudget(rt.up, env.Object, env.Tools, msgs); err != nil {
-			return err
-		}
-	}
-
-	// The gateway needs usage on every stream for its accounting; a client that did not
-	// ask for it gets the stream without it.
-	dropUsage := false
-	if env.Stream && !env.IncludeUsage {
-		body = requestUsage(obj)
-		dropUsage = true
-	}
-
-	t := s.now()
-	req := s.backendRequest(x, plan, body, env.Model, env.Stream)
-	resp, err := rt.up.Backend.ChatCompletion(r.Context(), req)
-	x.upstream += s.now().Sub(t)
-	if err != nil {
-		return err
-	}
-	x.strategy = backendLabel(plan, x.strategy, resp.Strategy)
-	copyHeaders(w.Header(), resp.Header)
-	if resp.Stream != nil {
-		return s.relay(w, r, x, resp, dropUsage)
-	}
-	return s.whole(w, x, resp)
 }
 
 // requestUsage sets stream_options.include_usage to true, keeping any other options.
@@ -334,7 +209,7 @@ func copyHeaders(dst, src http.Header) {
 func (s *Server) record(x *exchange) {
 	total := s.now().Sub(x.start)
 	m := s.metrics
-	m.requests.WithLabelValues(x.backend, x.model, strconv.Itoa(x.status)).Inc()
+	m.requests.WithLabelValues(x.backend, x.model, strconv.Itoa(x.status), x.door).Inc()
 	if x.backend == "none" {
 		return // refused before routing: nothing was sent anywhere
 	}
@@ -346,14 +221,14 @@ func (s *Server) record(x *exchange) {
 		m.ttft.WithLabelValues(x.backend, x.model).Observe(x.ttft.Seconds())
 	}
 	if u := x.usage; u != nil {
-		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.PromptTokens))
-		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy).Add(float64(u.CompletionTokens))
+		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy, x.door).Add(float64(u.PromptTokens))
+		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy, x.door).Add(float64(u.CompletionTokens))
 		a := accounting(u, x.cache)
 		if u.PromptTokensDetails != nil {
-			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Cached))
+			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache), x.door).Add(float64(a.Cached))
 		}
-		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache)).Add(float64(a.Computed))
+		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache), x.door).Add(float64(a.Computed))
 	}
-	s.log.Debug("chat", "request_id", x.id, "key", x.caller.label(), "backend", x.backend, "model", x.model, "status", x.status, "stream", x.stream,
+	s.log.Debug("chat", "request_id", x.id, "key", x.caller.label(), "backend", x.backend, "model", x.model, "door", x.door, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)
 }

@@ -60,8 +60,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "requests_total",
-			Help: "Chat completion requests by backend, model and HTTP status (499: client went away).",
-		}, []string{"backend", "model", "status"}),
+			Help: "Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages).",
+		}, []string{"backend", "model", "status", "door"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "request_duration_seconds",
 			Help:    "Time from request arrival to the last byte of the answer.",
@@ -80,19 +80,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "prompt_tokens_total",
 			Help: "Prompt tokens, as the backend reported them.",
-		}, []string{"backend", "model", "strategy"}),
+		}, []string{"backend", "model", "strategy", "door"}),
 		cachedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "cached_tokens_total",
 			Help: "Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.",
-		}, []string{"backend", "model", "strategy", "source"}),
+		}, []string{"backend", "model", "strategy", "source", "door"}),
 		completionToken: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "completion_tokens_total",
 			Help: "Completion tokens, as the backend reported them.",
-		}, []string{"backend", "model", "strategy"}),
+		}, []string{"backend", "model", "strategy", "door"}),
 		computedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "computed_prompt_tokens_total",
 			Help: "Prompt tokens the engine had to prefill: prompt less cached. source is reported or estimated.",
-		}, []string{"backend", "model", "strategy", "source"}),
+		}, []string{"backend", "model", "strategy", "source", "door"}),
 		upstreamFails: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "upstream_failures_total",
 			Help: "Requests an upstream failed, by backend and what went wrong: upstream_unreachable, upstream_timeout (no answer in time, or a stall past idle_timeout), upstream_truncated, upstream_disconnected, upstream_response_too_large.",

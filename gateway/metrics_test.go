@@ -35,17 +35,17 @@ func TestMetrics_CountTokensAndStatuses(t *testing.T) {
 	want := `
 # HELP maskgate_cached_tokens_total Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.
 # TYPE maskgate_cached_tokens_total counter
-maskgate_cached_tokens_total{backend="up",model="m1",source="reported",strategy="eager"} 8
-maskgate_cached_tokens_total{backend="up",model="other",source="reported",strategy="eager"} 8
+maskgate_cached_tokens_total{backend="up",door="chat_completions",model="m1",source="reported",strategy="eager"} 8
+maskgate_cached_tokens_total{backend="up",door="chat_completions",model="other",source="reported",strategy="eager"} 8
 # HELP maskgate_prompt_tokens_total Prompt tokens, as the backend reported them.
 # TYPE maskgate_prompt_tokens_total counter
-maskgate_prompt_tokens_total{backend="up",model="m1",strategy="eager"} 10
-maskgate_prompt_tokens_total{backend="up",model="other",strategy="eager"} 10
-# HELP maskgate_requests_total Chat completion requests by backend, model and HTTP status (499: client went away).
+maskgate_prompt_tokens_total{backend="up",door="chat_completions",model="m1",strategy="eager"} 10
+maskgate_prompt_tokens_total{backend="up",door="chat_completions",model="other",strategy="eager"} 10
+# HELP maskgate_requests_total Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages).
 # TYPE maskgate_requests_total counter
-maskgate_requests_total{backend="none",model="none",status="400"} 1
-maskgate_requests_total{backend="up",model="m1",status="200"} 1
-maskgate_requests_total{backend="up",model="other",status="200"} 1
+maskgate_requests_total{backend="none",door="chat_completions",model="none",status="400"} 1
+maskgate_requests_total{backend="up",door="chat_completions",model="m1",status="200"} 1
+maskgate_requests_total{backend="up",door="chat_completions",model="other",status="200"} 1
 `
 	if err := testutil.GatherAndCompare(gw.reg, strings.NewReader(want),
 		"maskgate_requests_total", "maskgate_prompt_tokens_total", "maskgate_cached_tokens_total"); err != nil {
@@ -55,10 +55,10 @@ maskgate_requests_total{backend="up",model="other",status="200"} 1
 	wantStream := `
 # HELP maskgate_completion_tokens_total Completion tokens, as the backend reported them.
 # TYPE maskgate_completion_tokens_total counter
-maskgate_completion_tokens_total{backend="up",model="m1",strategy="eager"} 9
+maskgate_completion_tokens_total{backend="up",door="chat_completions",model="m1",strategy="eager"} 9
 # HELP maskgate_cached_tokens_total Prompt tokens served from the engine's prefix cache; the hit rate over any window is rate(cached)/rate(prompt). source is reported or estimated.
 # TYPE maskgate_cached_tokens_total counter
-maskgate_cached_tokens_total{backend="up",model="m1",source="reported",strategy="eager"} 24
+maskgate_cached_tokens_total{backend="up",door="chat_completions",model="m1",source="reported",strategy="eager"} 24
 `
 	if err := testutil.GatherAndCompare(sgw.reg, strings.NewReader(wantStream),
 		"maskgate_completion_tokens_total", "maskgate_cached_tokens_total"); err != nil {

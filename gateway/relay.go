@@ -31,17 +31,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 	}
 
 	x.cache = resp.Cache
-	if x.cache == "" {
-		x.cache = backends.CacheUnknown
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // tell nginx-like proxies in front not to buffer
-	h.Set(HeaderStrategy, x.strategy)
-	h.Set(HeaderCache, string(x.cache))
-	x.committed = true
-	w.WriteHeader(http.StatusOK)
+	commitStream(w, x)
 	rc := http.NewResponseController(w)
 
 	// send writes one frame and flushes it; a failure means the client is gone.

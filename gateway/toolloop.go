@@ -5,84 +5,11 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
-
-// roundReply is what the loop reads of one round's answer.
-type roundReply struct {
-	Choices []struct {
-		Message      json.RawMessage `json:"message"`
-		FinishReason string          `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *oai.Usage `json:"usage"`
-}
-
-// serverLoop runs meta-tool calls inside the request: it calls the backend, answers
-// search_tools and load_tool itself (and calls to tools that are not loaded with an
-// error the model can act on), appends call and result, and calls again, until the model
-// answers or calls a loaded tool, or MaxRounds is spent. The client sees only the last
-// answer; the exchange is kept for its thread and spliced back on the next request, so
-// the engine's view of the conversation only grows at the end.
-//
-// A streaming client goes through streamLoop instead.
-func (s *Server) serverLoop(w http.ResponseWriter, r *http.Request, x *exchange, be backends.Backend, env *oai.Envelope, p *toolPlan) error {
-	if env.Stream {
-		return s.streamLoop(w, r, x, be, env, p)
-	}
-	var total oai.Usage
-	var last []byte
-	for round := 0; ; round++ {
-		body, err := s.upstreamBody(env.Object, p, false)
-		if err != nil {
-			return err
-		}
-		t := s.now()
-		resp, err := be.ChatCompletion(r.Context(), s.backendRequest(x, p, body, env.Model, false))
-		x.upstream += s.now().Sub(t)
-		if err != nil {
-			return err
-		}
-		if resp.Body == nil {
-			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend " + x.backend + " streamed a request that did not ask for it"}
-		}
-		var reply roundReply
-		if err := json.Unmarshal(resp.Body, &reply); err != nil || len(reply.Choices) == 0 {
-			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_response",
-				Message: fmt.Sprintf("backend %q returned a response without choices", x.backend), Err: err}
-		}
-		if u := reply.Usage; u != nil {
-			addUsage(&total, u)
-		}
-		x.strategy = backendLabel(p, x.strategy, resp.Strategy)
-		x.cache = cacheSource(resp.Cache, reply.Usage)
-		last = resp.Body
-		msg := reply.Choices[0].Message
-		var m oai.Message
-		if err := json.Unmarshal(msg, &m); err != nil {
-			return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend returned an unreadable message", Err: err}
-		}
-		if len(m.ToolCalls) == 0 || !s.needsRound(p, m.ToolCalls) {
-			break
-		}
-		if round >= s.opt.MaxRounds {
-			s.keepExchange(p)
-			s.countDisabled(x, p, m.ToolCalls, outcomeRefused)
-			return s.roundsExceeded()
-		}
-		s.countDisabled(x, p, m.ToolCalls, outcomeRetried)
-		s.runCalls(r, p, msg, m.ToolCalls)
-	}
-	s.keepExchange(p)
-	out, err := withUsage(last, &total)
-	if err != nil {
-		return err
-	}
-	return s.whole(w, x, &backends.Response{Body: out, Strategy: x.strategy, Cache: x.cache})
-}
 
 // keepExchange files this request's hidden exchange under its thread, to be spliced back
 // after the client's messages of this request.

@@ -318,6 +318,7 @@ func sseFromCompletion(t *testing.T, reply string) []string {
 		Choices []struct {
 			Message struct {
 				Content   *string `json:"content"`
+				Reasoning *string `json:"reasoning_content"`
 				ToolCalls []struct {
 					ID       string `json:"id"`
 					Function struct {
@@ -337,6 +338,11 @@ func sseFromCompletion(t *testing.T, reply string) []string {
 	head := `{"id":"` + c.ID + `","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":`
 	out := []string{head + `{"role":"assistant","content":""},"finish_reason":null}]}`}
 	m := c.Choices[0].Message
+	if m.Reasoning != nil && *m.Reasoning != "" {
+		half := len(*m.Reasoning) / 2
+		out = append(out, head+`{"reasoning_content":`+q((*m.Reasoning)[:half])+`},"finish_reason":null}]}`,
+			head+`{"reasoning_content":`+q((*m.Reasoning)[half:])+`},"finish_reason":null}]}`)
+	}
 	if m.Content != nil && *m.Content != "" {
 		half := len(*m.Content) / 2
 		out = append(out, head+`{"content":`+q((*m.Content)[:half])+`},"finish_reason":null}]}`,

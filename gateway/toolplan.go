@@ -54,7 +54,8 @@ type toolPlan struct {
 
 // planTools decides whether tools are managed for this request and, if so, builds the
 // plan. A nil plan means eager: the request goes through unchanged.
-func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, backend string, be backends.Backend) (*toolPlan, error) {
+func (s *Server) planTools(r *http.Request, q *request, backend string, be backends.Backend) (*toolPlan, error) {
+	env, body := q.env, q.body
 	if s.opt.State == nil {
 		return nil, nil
 	}
@@ -109,6 +110,9 @@ func (s *Server) planTools(r *http.Request, env *oai.Envelope, body []byte, back
 	// The thread is the caller's: its authenticated identity, never a header alone.
 	c := callerOf(r.Context())
 	in.Header = r.Header.Get("X-Thread-Id")
+	if in.Header == "" {
+		in.Header = q.thread // the door's own conversation identity
+	}
 	in.Identity = c.name()
 	profile := ""
 	if c.key != nil {

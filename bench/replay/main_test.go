@@ -211,7 +211,7 @@ func TestSumMetric_AddsEveryLabelOfOneCounterOnly(t *testing.T) {
 maskgate_disabled_tool_calls_total{backend="replay",outcome="retried",strategy="validate"} 3
 maskgate_disabled_tool_calls_total{backend="replay",outcome="refused",strategy="validate"} 1
 maskgate_disabled_tool_calls_total_extra 100
-maskgate_requests_total{backend="replay",model="x",status="200"} 7
+maskgate_requests_total{backend="replay",door="chat_completions",model="x",status="200"} 7
 `
 	n, err := sumMetric(strings.NewReader(text), "maskgate_disabled_tool_calls_total")
 	if err != nil || n != 4 {

@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
+)
+
+// chatDoor is POST /v1/chat/completions: the pipeline's own language, so decoding is
+// reading the envelope, and an unmanaged answer is relayed byte for byte.
+type chatDoor struct{}
+
+func (chatDoor) name() string { return "chat_completions" }
+
+func (chatDoor) decode(_ *http.Request, body []byte) (*request, error) {
+	env, err := oai.ParseEnvelope(body)
+	if err != nil {
+		return nil, err
+	}
+	return &request{body: body, env: env}, nil
+}
+
+func (chatDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
+	return &chatSink{s: s, w: w, x: x, includeUsage: q.env.IncludeUsage}
+}
+
+func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
+	return writeError(w, log, err)
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatDoor{}) }
+
+// chatSink writes the tool loop's answer as Chat Completions: chunks over SSE, or the
+// backend's last whole answer with the request's usage.
+type chatSink struct {
+	s            *Server
+	w            http.ResponseWriter
+	x            *exchange
+	rc           *http.ResponseController
+	includeUsage bool
+	calls        int
+
+	id, model string // the backend's chunk identity, written into the gateway's chunks
+	created   int64
+}
+
+func (c *chatSink) upstreamChunk(id, model string, created int64) {
+	c.id, c.model, c.created = id, model, created
+}
+
+func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
+	out, err := withUsage(body, usage)
+	if err != nil {
+		return err
+	}
+	return c.s.whole(c.w, c.x, &backends.Response{Body: out, Strategy: c.x.strategy, Cache: c.x.cache})
+}
+
+func (c *chatSink) Begin(door.Head) error {
+	commitStream(c.w, c.x)
+	c.rc = http.NewResponseController(c.w)
+	empty := ""
+	return c.chunk(oai.Delta{Role: "assistant", Content: &empty}, nil, nil)
+}
+
+func (c *chatSink) Reasoning(d string) error {
+	return c.chunk(oai.Delta{ReasoningContent: &d}, nil, nil)
+}
+
+func (c *chatSink) Text(d string) error { return c.chunk(oai.Delta{Content: &d}, nil, nil) }
+
+func (c *chatSink) ToolCall(tc oai.ToolCall) error {
+	i := c.calls
+	c.calls++
+	tc.Index = &i
+	return c.chunk(oai.Delta{ToolCalls: []oai.ToolCall{tc}}, nil, nil)
+}
+
+func (c *chatSink) End(finish string, usage *oai.Usage) error {
+	if err := c.chunk(oai.Delta{}, &finish, nil); err != nil {
+		return err
+	}
+	if c.includeUsage && usage != nil {
+		if err := c.chunk(oai.Delta{}, nil, usage); err != nil {
+			return err
+		}
+	}
+	return c.send(sseDone)
+}
+
+func (c *chatSink) Fail(e door.Error) {
+	_ = c.send(sseData, oai.NewErrorBody(e.Status, e.Message, e.Type, e.Param, e.Code).Marshal(), sseEnd)
+}
+
+func (c *chatSink) chunk(d oai.Delta, finish *string, usage *oai.Usage) error {
+	ch := oai.Chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		Choices: []oai.ChunkChoice{{Delta: d, FinishReason: finish}}, Usage: usage}
+	if usage != nil {
+		ch.Choices = []oai.ChunkChoice{}
+	}
+	b, _ := json.Marshal(ch)
+	return c.send(sseData, b, sseEnd)
+}
+
+// send writes one frame and flushes it; an error means the client is gone.
+func (c *chatSink) send(parts ...[]byte) error {
+	return sendFrame(c.s, c.w, c.rc, c.x, parts...)
+}
+
+// commitStream sends a stream's headers: from here on errors go into the stream.
+func commitStream(w http.ResponseWriter, x *exchange) {
+	if x.cache == "" {
+		x.cache = backends.CacheUnknown
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell nginx-like proxies in front not to buffer
+	h.Set(HeaderStrategy, x.strategy)
+	h.Set(HeaderCache, string(x.cache))
+	x.committed = true
+	w.WriteHeader(http.StatusOK)
+}
+
+// sendFrame writes parts and flushes them, counting the time as the client's.
+func sendFrame(s *Server, w http.ResponseWriter, rc *http.ResponseController, x *exchange, parts ...[]byte) error {
+	t := s.now()
+	defer func() { x.client += s.now().Sub(t) }()
+	if x.ttft == 0 {
+		x.ttft = s.now().Sub(x.start)
+	}
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return rc.Flush()
+}
+
+// sseEvents writes a door's events as named server-sent events, committing the
+// stream's headers at the first.
+type sseEvents struct {
+	s  *Server
+	w  http.ResponseWriter
+	x  *exchange
+	rc *http.ResponseController
+}
+
+var (
+	sseEvent = []byte("event: ")
+	sseLine  = []byte("\n")
+)
+
+func (e *sseEvents) Event(name string, data []byte) error {
+	if !e.x.committed {
+		commitStream(e.w, e.x)
+		e.rc = http.NewResponseController(e.w)
+	}
+	if name == "" {
+		return sendFrame(e.s, e.w, e.rc, e.x, sseData, data, sseEnd)
+	}
+	return sendFrame(e.s, e.w, e.rc, e.x, sseEvent, []byte(name), sseLine, sseData, data, sseEnd)
+}
+
+// bodySink is a door's sink that, not streaming, has its whole answer at End.
+type bodySink interface {
+	door.Sink
+	Body() []byte
+}
+
+// wholeOut sends a door's whole answer once its sink has it, with the gateway's headers.
+type wholeOut struct {
+	bodySink
+	s *Server
+	w http.ResponseWriter
+	x *exchange
+}
+
+func (o *wholeOut) End(finish string, usage *oai.Usage) error {
+	if err := o.bodySink.End(finish, usage); err != nil {
+		return err
+	}
+	body := o.Body()
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set(HeaderStrategy, o.x.strategy)
+	h.Set(HeaderCache, string(o.x.cache))
+	setAccounting(h, "", o.x.usage, o.x.cache)
+	o.x.committed = true
+	o.w.WriteHeader(http.StatusOK)
+	t := o.s.now()
+	_, err := o.w.Write(body)
+	o.x.client += o.s.now().Sub(t)
+	if err != nil {
+		o.x.status = StatusClientClosed
+	}
+	return nil
+}

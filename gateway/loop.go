@@ -1,0 +1,380 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
+)
+
+// round is one answer of the backend as the loop reads it, whole or streamed.
+type round struct {
+	content   strings.Builder
+	reasoning strings.Builder
+	calls     map[int]*heldCall
+	held      int64 // bytes of content, reasoning and calls, capped by the backend's max_response_bytes
+	finish    string
+	usage     *oai.Usage
+	id        string
+	model     string
+	created   int64
+	raw       []byte // a whole answer's bytes
+}
+
+// heldCall is one tool call as its deltas arrive.
+type heldCall struct {
+	id, typ    string
+	name, args strings.Builder
+}
+
+// message is the assistant message the round produced, for the hidden exchange.
+func (rd *round) message() (json.RawMessage, []oai.ToolCall) {
+	calls := rd.toolCalls()
+	m := struct {
+		Role      string         `json:"role"`
+		Content   *string        `json:"content"`
+		ToolCalls []oai.ToolCall `json:"tool_calls,omitempty"`
+	}{Role: "assistant", ToolCalls: calls}
+	if rd.content.Len() > 0 {
+		text := rd.content.String()
+		m.Content = &text
+	}
+	b, _ := json.Marshal(m)
+	return b, calls
+}
+
+func (rd *round) toolCalls() []oai.ToolCall {
+	idx := make([]int, 0, len(rd.calls))
+	for i := range rd.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]oai.ToolCall, 0, len(idx))
+	for _, i := range idx {
+		h := rd.calls[i]
+		c := oai.ToolCall{ID: h.id, Type: h.typ, Function: oai.FunctionCall{Name: h.name.String(), Arguments: h.args.String()}}
+		if c.Type == "" {
+			c.Type = "function"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// chunkMeta is a sink that writes the backend's chunk identity into its own chunks
+// (Chat Completions' id, model and created).
+type chunkMeta interface {
+	upstreamChunk(id, model string, created int64)
+}
+
+// rawWholer is a sink that answers a whole request with the backend's last answer as it
+// is, its usage replaced by the request's (Chat Completions).
+type rawWholer interface {
+	rawWhole(body []byte, usage *oai.Usage) error
+}
+
+// loop runs a request through the backend and answers it through sk. With managed set
+// it is the tool loop: the gateway answers search_tools and load_tool itself (and calls
+// to tools that are not loaded, with an error the model can act on), appends call and
+// result, and calls again, until the model answers or calls a loaded tool, or
+// MaxRounds is spent; the exchange is kept for its thread and spliced back on the next
+// request, so the engine's view of the conversation only grows at the end. Without it,
+// q.body goes to the backend once.
+//
+// Streamed or not, every round is read the same way; a stream's text and reasoning
+// reach the client as they come, and tool calls are held until the round ends, since
+// only then is it known whether the gateway runs them or the client gets them.
+func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *request, p *toolPlan, managed bool, sk door.Sink) error {
+	ctx := r.Context()
+	stream := q.env.Stream
+	begun := false
+	begin := func() error {
+		if begun {
+			return nil
+		}
+		begun = true
+		return sk.Begin(door.Head{Model: q.env.Model, Created: s.now().Unix()})
+	}
+	// fail ends a begun stream with err in the door's shape; err goes on to the metrics.
+	fail := func(err error) error {
+		if begun && stream && !clientGone(ctx) {
+			sk.Fail(doorError(forClient(toAPIError(err), x.id)))
+		}
+		return err
+	}
+
+	var total oai.Usage
+	haveUsage := false
+	var rd *round
+	for n := 0; ; n++ {
+		body := q.body
+		if managed {
+			var err error
+			if body, err = s.upstreamBody(q.env.Object, p, stream); err != nil {
+				return fail(err)
+			}
+		}
+		if stream {
+			if o, err := oai.ParseObject(body); err == nil {
+				body = requestUsage(o)
+			}
+		}
+		t := s.now()
+		resp, err := be.ChatCompletion(ctx, s.backendRequest(x, p, body, q.env.Model, stream))
+		x.upstream += s.now().Sub(t)
+		if err != nil {
+			return fail(err)
+		}
+		if !x.committed {
+			x.strategy = backendLabel(p, x.strategy, resp.Strategy)
+		}
+		if stream {
+			if !x.committed {
+				x.cache = resp.Cache
+				if x.cache == "" {
+					x.cache = backends.CacheUnknown
+				}
+			}
+			rd, err = s.streamRound(resp, x, sk, begin)
+			if resp.Stream != nil {
+				resp.Stream.Close()
+			}
+		} else {
+			rd, err = s.wholeRound(resp, x)
+			if rd != nil {
+				x.cache = cacheSource(resp.Cache, rd.usage)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, errClientGone) {
+				return gone(ctx)
+			}
+			return fail(err)
+		}
+		if rd.usage != nil {
+			addUsage(&total, rd.usage)
+			haveUsage = true
+		}
+		if !managed {
+			break
+		}
+		msg, calls := rd.message()
+		if len(calls) == 0 || !s.needsRound(p, calls) {
+			break
+		}
+		if n >= s.opt.MaxRounds {
+			s.keepExchange(p)
+			s.countDisabled(x, p, calls, outcomeRefused)
+			return fail(s.roundsExceeded())
+		}
+		s.countDisabled(x, p, calls, outcomeRetried)
+		s.runCalls(r, p, msg, calls)
+	}
+	if managed {
+		s.keepExchange(p)
+	}
+	var usage *oai.Usage
+	if haveUsage || managed {
+		usage = &total
+	}
+	x.usage = usage
+	if stream && usage != nil && x.cache == backends.CacheUnknown && usage.PromptTokensDetails != nil {
+		x.cache = backends.CacheReported // too late for a header, right for the metrics and trailers
+	}
+	if rw, ok := sk.(rawWholer); ok && !stream {
+		return rw.rawWhole(rd.raw, usage)
+	}
+	if err := s.finish(sk, begin, rd, stream, usage); err != nil {
+		return gone(ctx)
+	}
+	if q.done != nil {
+		q.done()
+	}
+	return nil
+}
+
+// finish hands the last round's held output to the sink: for a whole answer all of it,
+// for a stream the tool calls (its text went out as it came), then the end.
+func (s *Server) finish(sk door.Sink, begin func() error, rd *round, stream bool, usage *oai.Usage) error {
+	if err := begin(); err != nil {
+		return err
+	}
+	if !stream {
+		if rd.reasoning.Len() > 0 {
+			if err := sk.Reasoning(rd.reasoning.String()); err != nil {
+				return err
+			}
+		}
+		if rd.content.Len() > 0 {
+			if err := sk.Text(rd.content.String()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range rd.toolCalls() {
+		if err := sk.ToolCall(c); err != nil {
+			return err
+		}
+	}
+	finish := rd.finish
+	if finish == "" {
+		finish = oai.FinishStop
+	}
+	return sk.End(finish, usage)
+}
+
+// wholeReply is what the loop reads of a whole answer.
+type wholeReply struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Created int64  `json:"created"`
+	Choices []struct {
+		Message      oai.ResponseMessage `json:"message"`
+		FinishReason string              `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *oai.Usage `json:"usage"`
+}
+
+// wholeRound reads one whole answer.
+func (s *Server) wholeRound(resp *backends.Response, x *exchange) (*round, error) {
+	if resp.Body == nil {
+		if resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		return nil, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend " + x.backend + " streamed a request that did not ask for it"}
+	}
+	var reply wholeReply
+	if err := json.Unmarshal(resp.Body, &reply); err != nil || len(reply.Choices) == 0 {
+		return nil, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_response",
+			Message: fmt.Sprintf("backend %q returned a response without choices", x.backend), Err: err}
+	}
+	ch := reply.Choices[0]
+	rd := &round{calls: map[int]*heldCall{}, finish: ch.FinishReason, usage: reply.Usage,
+		id: reply.ID, model: reply.Model, created: reply.Created, raw: resp.Body}
+	if m := ch.Message; m.Content != nil {
+		rd.content.WriteString(*m.Content)
+	}
+	if m := ch.Message; m.ReasoningContent != nil {
+		rd.reasoning.WriteString(*m.ReasoningContent)
+	}
+	for i, c := range ch.Message.ToolCalls {
+		h := &heldCall{id: c.ID, typ: c.Type}
+		h.name.WriteString(c.Function.Name)
+		h.args.WriteString(c.Function.Arguments)
+		rd.calls[i] = h
+	}
+	return rd, nil
+}
+
+// streamRound reads one upstream stream to its end, forwarding text and reasoning to
+// the sink (begun at the first of them) and holding calls.
+func (s *Server) streamRound(resp *backends.Response, x *exchange, sk door.Sink, begin func() error) (*round, error) {
+	if resp.Stream == nil {
+		return nil, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Message: "backend " + x.backend + " did not stream"}
+	}
+	meta, _ := sk.(chunkMeta)
+	rd := &round{calls: map[int]*heldCall{}}
+	emit := func(delta *string, send func(string) error) error {
+		if delta == nil || *delta == "" {
+			return nil
+		}
+		if err := begin(); err != nil {
+			return errClientGone
+		}
+		if send(*delta) != nil {
+			return errClientGone
+		}
+		return nil
+	}
+	for {
+		t := s.now()
+		data, err := resp.Stream.Next()
+		x.upstream += s.now().Sub(t)
+		if errors.Is(err, io.EOF) {
+			return rd, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var c oai.Chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return nil, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_chunk",
+				Message: "backend " + x.backend + " sent a chunk that is not a chat.completion.chunk", Err: err}
+		}
+		rd.id, rd.model, rd.created = c.ID, c.Model, c.Created
+		if meta != nil {
+			meta.upstreamChunk(c.ID, c.Model, c.Created)
+		}
+		if c.Usage != nil {
+			rd.usage = c.Usage
+		}
+		if len(c.Choices) == 0 {
+			continue
+		}
+		ch := c.Choices[0]
+		if ch.FinishReason != nil {
+			rd.finish = *ch.FinishReason
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			i := 0
+			if tc.Index != nil {
+				i = *tc.Index
+			}
+			held := rd.calls[i]
+			if held == nil {
+				held = &heldCall{}
+				rd.calls[i] = held
+			}
+			if tc.ID != "" {
+				held.id = tc.ID
+			}
+			if tc.Type != "" {
+				held.typ = tc.Type
+			}
+			held.name.WriteString(tc.Function.Name)
+			held.args.WriteString(tc.Function.Arguments)
+			rd.held += int64(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments))
+		}
+		d := ch.Delta
+		if d.ReasoningContent != nil {
+			rd.reasoning.WriteString(*d.ReasoningContent)
+			rd.held += int64(len(*d.ReasoningContent))
+		}
+		if d.Content != nil {
+			rd.content.WriteString(*d.Content)
+			rd.held += int64(len(*d.Content))
+		}
+		if rd.held > x.maxHeld {
+			return nil, backends.TooLarge(x.backend, x.maxHeld)
+		}
+		if err := emit(d.ReasoningContent, sk.Reasoning); err != nil {
+			return nil, err
+		}
+		if err := emit(d.Content, sk.Text); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errClientGone is a failed write to the client; it counts as a cancelled request (499).
+var errClientGone = fmt.Errorf("client went away: %w", context.Canceled)
+
+func addUsage(total, u *oai.Usage) {
+	total.PromptTokens += u.PromptTokens
+	total.CompletionTokens += u.CompletionTokens
+	total.TotalTokens += u.TotalTokens
+	if u.PromptTokensDetails != nil {
+		if total.PromptTokensDetails == nil {
+			total.PromptTokensDetails = &oai.PromptTokensDetails{}
+		}
+		total.PromptTokensDetails.CachedTokens += u.PromptTokensDetails.CachedTokens
+	}
+}

@@ -1,0 +1,192 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
+)
+
+// A doorway is one API surface on the gateway's one pipeline: Chat Completions,
+// Responses, Messages. It translates its request into the Chat Completions request the
+// pipeline runs, and the pipeline's output back through a door.Sink; it never runs the
+// tool loop itself.
+type doorway interface {
+	// name labels the door's requests in metrics and logs.
+	name() string
+	// decode reads the door's request body into the pipeline's request, or returns a
+	// client error.
+	decode(r *http.Request, body []byte) (*request, error)
+	// sink is where the answer to q goes: events over SSE when it streams, one object
+	// when it does not.
+	sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink
+	// writeError answers err before anything was written, in the door's own envelope.
+	writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError
+}
+
+// request is what the pipeline runs, whatever door it came through.
+type request struct {
+	// body is a Chat Completions request; env is its envelope (aliasing body).
+	body []byte
+	env  *oai.Envelope
+	// thread, when the door carries its own conversation identity (prompt_cache_key,
+	// previous_response_id's chain, metadata.user_id), names it; the caller's identity
+	// still scopes it. Chat Completions' own fields are read from body.
+	thread string
+	// done, when set, is told the answer once it has ended well (a door that stores
+	// responses keeps it).
+	done func()
+}
+
+// serve is every door's handler: admission, the pipeline, and the bookkeeping.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
+	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
+		caller: callerOf(r.Context()), door: d.name()}
+	release, err := s.admitKey(x.caller)
+	if err == nil {
+		defer release()
+		err = s.run(w, r, x, d)
+		s.charge(x.caller, x.usage)
+	}
+	if err != nil {
+		var ae *apiError
+		if x.committed {
+			// Already reported inside the stream; keep the failure in logs and metrics.
+			ae = toAPIError(err)
+			s.log.Warn("stream failed", "request_id", x.id, "backend", x.backend, "status", ae.Status, "error", err)
+		} else {
+			ae = d.writeError(w, s.log, err)
+		}
+		x.status = ae.Status
+		s.metrics.countFailure(x.backend, ae.Code)
+	}
+	if x.committed && x.stream {
+		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
+	}
+	s.observe(x)
+	s.record(x)
+}
+
+// readRequest reads the request body under the server's size and time limits.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
+	if err != nil {
+		if errors.Is(err, errBodyTooSlow) {
+			return nil, err // the server cancelled the request on the failed read: still answer it
+		}
+		if r.Context().Err() != nil {
+			return nil, context.Cause(r.Context())
+		}
+		return nil, err
+	}
+	return body, nil
+}
+
+// run is the pipeline: route, admit, plan the tools, then either hand the request to
+// the backend as it is (relayed byte for byte where the door is Chat Completions) or run
+// the tool loop.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d doorway) error {
+	raw, err := s.readRequest(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := d.decode(r, raw)
+	if err != nil {
+		return err
+	}
+	env := q.env
+	rt, ok := s.router.lookup(env.Model)
+	if !ok {
+		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
+	}
+	if err := s.allow(x.caller, env.Model, rt); err != nil {
+		return err
+	}
+	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.maxHeld = rt.up.MaxResponseBytes
+	if x.maxHeld <= 0 {
+		x.maxHeld = defaultMaxResponseBytes
+	}
+	x.strategy = "eager" // every tool the client sent reaches the model unchanged
+	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if k := x.caller.key; k != nil && k.IsolateCache {
+		x.cacheSalt = s.threads.CacheSalt(k.Name)
+	}
+
+	plan, err := s.planTools(r, q, rt.up.Name, rt.up.Backend)
+	if err != nil {
+		return err
+	}
+	body := q.body
+	x.plan = plan
+	if plan != nil {
+		if err := s.checkBudget(rt.up, env.Object, s.toolsArray(plan), plan.messages); err != nil {
+			return err
+		}
+		x.strategy = plan.strategy
+		if plan.thread != "" {
+			w.Header().Set(HeaderThread, plan.thread)
+		}
+		if s.opt.ToolMode != ModeClient {
+			return s.loop(r, x, rt.up.Backend, q, plan, true, d.sink(s, w, x, q))
+		}
+		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
+			return err
+		}
+	} else {
+		msgs := make([][]byte, len(env.Messages))
+		for i, m := range env.Messages {
+			msgs[i] = m
+		}
+		if err := s.checkBudget(rt.up, env.Object, env.Tools, msgs); err != nil {
+			return err
+		}
+	}
+	if _, chat := d.(chatDoor); !chat {
+		q.body = body
+		return s.loop(r, x, rt.up.Backend, q, plan, false, d.sink(s, w, x, q))
+	}
+	return s.pass(w, r, x, rt, plan, env, body)
+}
+
+// pass sends a Chat Completions request to the backend in one round and relays its
+// answer byte for byte (less the usage the gateway asked for on the client's behalf).
+func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt route, plan *toolPlan, env *oai.Envelope, body []byte) error {
+	// The gateway needs usage on every stream for its accounting; a client that did not
+	// ask for it gets the stream without it.
+	dropUsage := false
+	if env.Stream && !env.IncludeUsage {
+		obj, err := oai.ParseObject(body)
+		if err != nil {
+			return err
+		}
+		body = requestUsage(obj)
+		dropUsage = true
+	}
+	t := s.now()
+	resp, err := rt.up.Backend.ChatCompletion(r.Context(), s.backendRequest(x, plan, body, env.Model, env.Stream))
+	x.upstream += s.now().Sub(t)
+	if err != nil {
+		return err
+	}
+	x.strategy = backendLabel(plan, x.strategy, resp.Strategy)
+	copyHeaders(w.Header(), resp.Header)
+	if resp.Stream != nil {
+		return s.relay(w, r, x, resp, dropUsage)
+	}
+	return s.whole(w, x, resp)
+}
+
+// doorError is ae as a door writes it.
+func doorError(ae *apiError) door.Error {
+	return door.Error{Status: ae.Status, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message}
+}
