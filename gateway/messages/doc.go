@@ -1,0 +1,115 @@
+// Package messages is the gateway's door for Anthropic's Messages API (POST
+// /v1/messages and /v1/messages/count_tokens). It only translates: Decode turns a
+// Messages request into the Chat Completions request the pipeline runs (Request,
+// ChatBody), and Writer, a door.Sink, turns the pipeline's answer into Anthropic's
+// message object or its event stream. It never re-marshals the client's JSON through
+// Go values: texts, tool schemas, tool inputs and ids are copied as the client wrote
+// them (escapes included), and the same request always gives the same chat bytes, so
+// that each turn of a conversation extends the previous one's prompt for the engine's
+// prefix cache.
+//
+// # Request
+//
+//	Messages API                          Chat Completions
+//	model, max_tokens                     model, max_tokens (required, at least 1; 0 —
+//	                                      cache pre-warming — is refused)
+//	system (string or text blocks)        first message, role system: the blocks' texts
+//	                                      joined with a blank line ("\n\n")
+//	messages[].role "system"              a system message in place (not Anthropic's API,
+//	                                      but some agents send it)
+//	user text blocks                      content: a lone text as a string, else an array
+//	                                      of text parts
+//	image (base64 / url source)           image_url part (data:<media_type>;base64,<data>
+//	                                      / the url); file sources are refused
+//	document (text / content source)      text parts (and image parts); title, context
+//	                                      and citations are not sent; PDF (base64, url)
+//	                                      and file sources are refused
+//	search_result                         one text part: title, source, then its texts
+//	mid_conv_system                       a system message in place
+//	tool_result                           one tool message per result
+//	                                      {"role":"tool","tool_call_id","content"}, all of
+//	                                      a user message's results before a user message
+//	                                      with the rest of its content; content as above
+//	                                      ("" when absent); tool_reference {tool_name}
+//	                                      becomes the text "Tool loaded: <name>" (names in
+//	                                      Request.Referenced); is_error: true prefixes the
+//	                                      content with "Error: " (chat has no error flag)
+//	assistant text blocks                 content (a lone text as a string, several as
+//	                                      text parts; null when there are only calls)
+//	tool_use {id, name, input}            tool_calls[] {id, type function, function {name,
+//	                                      arguments}}: arguments is a JSON string whose
+//	                                      value is exactly the input's bytes
+//	thinking {thinking, signature}        reasoning_content of the assistant message
+//	                                      (several joined with a blank line; the
+//	                                      signature is not sent). Engines whose templates
+//	                                      render reasoning (Qwen3-style, for the turns of
+//	                                      an ongoing tool loop) then see what they wrote
+//	redacted_thinking                     dropped: Anthropic's ciphertext, unreadable to
+//	                                      any engine
+//	server_tool_use, *_tool_result,       dropped (counted in Request.DroppedBlocks) or,
+//	mcp_tool_use, container_upload        with Options.Hosted "refuse", a 400
+//	tools[] (custom: no type, "custom")   {"type":"function","function":{"name",
+//	                                      "description","parameters","strict"}};
+//	                                      input_schema's bytes are parameters unchanged
+//	tools[] with any other type           server tools (web_search_*, web_fetch_*,
+//	                                      code_execution_*, bash_*, text_editor_*,
+//	                                      computer_*, memory_*, tool_search_tool_*, ...):
+//	                                      dropped (Request.Dropped) or refused
+//	defer_loading: true                   still translated; names in Request.Deferred
+//	tool_choice auto / any / none         "auto" / "required" / "none"
+//	tool_choice tool {name}               {"type":"function","function":{"name"}}
+//	disable_parallel_tool_use: true       parallel_tool_calls: false
+//	stop_sequences                        stop (the array as sent)
+//	temperature, top_p                    temperature, top_p (bytes as sent)
+//	metadata.user_id                      Request.UserID, and user
+//	stream: true                          stream, stream_options {"include_usage":true}
+//	output_config.format (json_schema)    response_format {"type":"json_schema",
+//	                                      "json_schema":{"name":"output","schema"}}
+//	cache_control (anywhere)              not sent; counted in Request.CacheBreakpoints
+//	mcp_servers (non-empty)               dropped ("mcp_servers" in Request.Dropped) or
+//	                                      refused
+//
+// Not sent, with no chat equivalent: top_k (kept in Request.TopK; vLLM, SGLang and
+// llama-server would take it as an extension, which is the gateway's call), thinking
+// (kept in Request.Thinking: whether an engine reasons is its template's business),
+// output_config.effort, service_tier, container, inference_geo, context_management, a
+// text block's citations, and any other member. A conversation that ends with an
+// assistant message is Anthropic's prefill (Request.Prefill): chat engines differ on it.
+//
+// Claude Code's first system block, "x-anthropic-billing-header: ...; cch=<hash>;",
+// changes on every request; its cch value is replaced by zeros of the same length so
+// that the prompt's first bytes, and so the engine's prefix cache and the gateway's
+// thread fingerprint, stay the same from turn to turn (llama-server does the same).
+//
+// Errors are 400 invalid_request_error with Param the field's dotted path
+// (messages.3.content.1.type) and a message that starts with it. An unknown block type
+// is always an error, never dropped.
+//
+// # Answer
+//
+// Whole, Body is {"id","type":"message","role":"assistant","model","content",
+// "stop_reason","stop_sequence":null,"usage"}. Streaming, the events are message_start
+// (empty content, null stop_reason, zero usage), ping, then per content block
+// content_block_start, its deltas and content_block_stop, then message_delta
+// (stop_reason, usage) and message_stop; each event's name is its data's type.
+//
+// Reasoning and text open a thinking block (signature "") or a text block, closing the
+// open one when the kind changes, so interleaved reasoning and text give several blocks
+// in order; each tool call is a tool_use block with the chat call's id as it is, its
+// name, and as input the arguments' bytes when they are a JSON object, {} when they are
+// empty, and {} (counted by BadArguments) when they are anything else, since a client
+// must be able to parse every input. Streaming, a call's whole input goes in one
+// input_json_delta. Whole and streaming give the same blocks.
+//
+// stop_reason: finish length is max_tokens, tool_calls (or any finish after a tool call)
+// tool_use, content_filter refusal, anything else end_turn; stop_sequence is always
+// null, the pipeline not saying which stop sequence matched. usage: input_tokens is
+// prompt_tokens less the cached ones, which are cache_read_input_tokens (Anthropic counts
+// them apart); cache_creation_input_tokens is 0; output_tokens is completion_tokens.
+// Usage is known only at End, so message_start reports zeros and message_delta the
+// counts (recent SDKs take input and cache counts from message_delta).
+//
+// Fail writes an "error" event whose data is ErrorBody's envelope
+// {"type":"error","error":{"type","message"}}, the type mapped from the HTTP status (see
+// ErrorType).
+package messages
