@@ -63,7 +63,7 @@ func (s *Server) authenticate(h http.HandlerFunc) http.HandlerFunc {
 			}
 			s.metrics.rejected.WithLabelValues("none", "unauthenticated").Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="maskgate"`)
-			writeError(w, s.log, &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key", Message: problem})
+			writeErrorAs(w, s.log, &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key", Message: problem}, envelopeFor(r))
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller{key: key})))

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
 )
 
 // StatusClientClosed is what logs and metrics record for a client that went away before
@@ -33,6 +35,10 @@ func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	var de *door.Error
+	if errors.As(err, &de) {
+		return &apiError{Status: de.Status, Message: de.Message, Type: de.Type, Param: de.Param, Code: de.Code, Err: err}
 	}
 	var re *oai.RequestError
 	if errors.As(err, &re) {
@@ -82,6 +88,11 @@ func envelope(e *apiError) []byte {
 // writeError sends err to the client as the envelope with its status, and logs it
 // under the request's id (the X-Request-Id the middleware set on w).
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
+	return writeErrorAs(w, log, err, envelope)
+}
+
+// writeErrorAs is writeError with the door's own envelope.
+func writeErrorAs(w http.ResponseWriter, log *slog.Logger, err error, render func(*apiError) []byte) *apiError {
 	ae := toAPIError(err)
 	id := w.Header().Get(HeaderRequestID)
 	level := slog.LevelInfo
@@ -98,7 +109,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
 		h.Set("Retry-After", ae.RetryAfter)
 	}
 	w.WriteHeader(ae.Status)
-	_, _ = w.Write(envelope(forClient(ae, id)))
+	_, _ = w.Write(render(forClient(ae, id)))
 	return ae
 }
 
@@ -115,4 +126,13 @@ func gone(ctx context.Context) error {
 		return err
 	}
 	return errClientGone
+}
+
+// envelopeFor is the error envelope the client of r reads: Anthropic's on the Messages
+// door, OpenAI's elsewhere.
+func envelopeFor(r *http.Request) func(*apiError) []byte {
+	if r.URL.Path == "/v1/messages" || strings.HasPrefix(r.URL.Path, "/v1/messages/") {
+		return anthropicEnvelope
+	}
+	return envelope
 }

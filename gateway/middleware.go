@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -47,7 +49,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := newRequestID(r.Header.Get(HeaderRequestID))
 	w.Header().Set(HeaderRequestID, id)
 	if s.stopping.Err() != nil {
-		writeError(w, s.log, ErrShuttingDown)
+		writeErrorAs(w, s.log, ErrShuttingDown, envelopeFor(r))
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), requestIDKey{}, id))
@@ -80,7 +82,7 @@ func (s *Server) recoverPanic(w *trackingWriter, r *http.Request) {
 	ae := &apiError{Status: http.StatusInternalServerError, Type: "server_error"}
 	switch {
 	case !w.wrote:
-		writeError(w, s.log, ae)
+		writeErrorAs(w, s.log, ae, envelopeFor(r))
 	case strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream"):
 		_, _ = w.Write(sseData)
 		_, _ = w.Write(envelope(forClient(ae, id)))
@@ -106,6 +108,12 @@ func (t *trackingWriter) WriteHeader(code int) {
 func (t *trackingWriter) Write(p []byte) (int, error) {
 	t.wrote = true
 	return t.ResponseWriter.Write(p)
+}
+
+// Hijack hands the connection to a WebSocket (gorilla/websocket asks the writer itself).
+func (t *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	t.wrote = true
+	return http.NewResponseController(t.ResponseWriter).Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the connection (Flush, deadlines).

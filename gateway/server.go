@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/policy"
@@ -91,6 +92,18 @@ type Options struct {
 	// Tokens counts tokens for the context-budget guard and /v1/tools. If nil, requests
 	// are not measured and /v1/tools reports no token counts.
 	Tokens *tokens.Counter
+
+	// StoreBytes bounds the memory of stored responses (POST /v1/responses with store,
+	// the default): past it the oldest go first. If zero, 64 MiB; negative stores none.
+	StoreBytes int64
+	// StoreTTL is how long a stored response is kept. If zero, one hour.
+	StoreTTL time.Duration
+	// HostedTools is what the Responses and Messages doors do with hosted tools the
+	// gateway cannot run (web_search, code_execution, ...): "drop" (the default; the
+	// answer's X-Maskgate-Dropped-Tools header names them) or "refuse" (400).
+	HostedTools string
+	// WebSocket configures the Responses API's WebSocket mode (GET /v1/responses).
+	WebSocket wsock.Options
 }
 
 // Server is the gateway's HTTP handler.
@@ -108,6 +121,9 @@ type Server struct {
 	threads  state.Threads
 	limiter  *tenant.Limiter
 	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
+
+	responses *responseStore
+	sockets   wsock.Registry
 
 	catalogs   catalogCache
 	pins       strategyPins
@@ -147,6 +163,15 @@ func New(o Options) *Server {
 	if o.MaxRounds == 0 {
 		o.MaxRounds = 4
 	}
+	if o.StoreBytes == 0 {
+		o.StoreBytes = 64 << 20
+	}
+	if o.StoreTTL == 0 {
+		o.StoreTTL = time.Hour
+	}
+	if o.HostedTools == "" {
+		o.HostedTools = "drop"
+	}
 	if o.ToolMode == "" {
 		o.ToolMode = ModeServer
 	}
@@ -155,15 +180,16 @@ func New(o Options) *Server {
 		_, _ = rand.Read(o.ThreadSecret) // never fails (crypto/rand)
 	}
 	s := &Server{
-		opt:     o,
-		router:  newRouter(o.Upstreams),
-		metrics: newMetrics(o.Registry),
-		log:     o.Logger,
-		now:     o.Now,
-		mux:     http.NewServeMux(),
-		threads: state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
-		limiter: tenant.NewLimiter(o.Now),
-		gates:   map[string]*tenant.Gate{},
+		responses: newResponseStore(o.StoreBytes, o.StoreTTL, o.Now),
+		opt:       o,
+		router:    newRouter(o.Upstreams),
+		metrics:   newMetrics(o.Registry),
+		log:       o.Logger,
+		now:       o.Now,
+		mux:       http.NewServeMux(),
+		threads:   state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
+		limiter:   tenant.NewLimiter(o.Now),
+		gates:     map[string]*tenant.Gate{},
 	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	for _, u := range o.Upstreams {
@@ -172,6 +198,10 @@ func New(o Options) *Server {
 		}
 	}
 	s.handle("/v1/chat/completions", http.MethodPost, s.authenticate(s.chatCompletions))
+	s.handle("/v1/messages", http.MethodPost, s.authenticate(s.messages))
+	s.handle("/v1/messages/count_tokens", http.MethodPost, s.authenticate(s.countMessageTokens))
+	s.mux.HandleFunc("/v1/responses", s.authenticate(s.responsesRoot))
+	s.mux.HandleFunc("/v1/responses/", s.authenticate(s.responseByID))
 	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
 	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))
 	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
@@ -181,8 +211,8 @@ func New(o Options) *Server {
 	metricsHandler := promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{})
 	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) { metricsHandler.ServeHTTP(w, r) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
-			Message: "unknown path " + r.URL.Path + "; the gateway serves /v1/chat/completions and /v1/models"})
+		writeErrorAs(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+			Message: "unknown path " + r.URL.Path + "; the gateway serves /v1/chat/completions, /v1/responses, /v1/messages and /v1/models"}, envelopeFor(r))
 	})
 	return s
 }
@@ -192,8 +222,8 @@ func (s *Server) handle(path, method string, h http.HandlerFunc) {
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 			w.Header().Set("Allow", method)
-			writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
-				Message: r.Method + " is not allowed on " + path + "; use " + method})
+			writeErrorAs(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Message: r.Method + " is not allowed on " + path + "; use " + method}, envelopeFor(r))
 			return
 		}
 		h(w, r)
@@ -204,4 +234,7 @@ func (s *Server) handle(path, method string, h http.HandlerFunc) {
 // has passed: a stream gets a server_shutting_down error event and its proper end (the
 // HTTP response completes), a request not yet answered a 503 server_shutting_down; and
 // so does any request that arrives later. The upstream requests are cancelled.
-func (s *Server) Stop() { s.stop(ErrShuttingDown) }
+func (s *Server) Stop() {
+	s.stop(ErrShuttingDown)
+	s.sockets.CloseAll("server shutting down")
+}

@@ -52,3 +52,11 @@ type Error struct {
 type Events interface {
 	Event(name string, data []byte) error
 }
+
+// Error makes e an error, so a door's decoder can return it as one.
+func (e *Error) Error() string {
+	if e.Param != "" {
+		return e.Param + ": " + e.Message
+	}
+	return e.Message
+}

@@ -1,0 +1,265 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/nodetest"
+)
+
+// These tests drive the official openai and @anthropic-ai/sdk Node packages (pinned in
+// testdata/node) through the Responses and Messages doors with testdata/node/doors.mjs,
+// against a scripted Chat Completions upstream: what the SDKs parse is what the gateway
+// translated.
+
+// runDoors runs doors.mjs for scenario against the gateway at baseURL.
+func runDoors(t *testing.T, node, baseURL, scenario string, env ...string) (int, map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "doors.mjs", scenario)
+	cmd.Dir = nodeDir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + baseURL, "NODE_NO_WARNINGS=1"}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("node doors.mjs %s: %v\n%s", scenario, err, stderr.Bytes())
+	}
+	var out map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("node doors.mjs %s exited %d without a JSON summary: %v\nstdout: %s\nstderr: %s", scenario, code, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return code, out
+}
+
+// doorGateway is a gateway in front of a scripted upstream, tools unmanaged.
+func doorGateway(t *testing.T, sc *scripted) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(sc.handler(t))
+	t.Cleanup(up.Close)
+	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}},
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func textReply(text string, prompt, cached int) string {
+	q, _ := json.Marshal(text)
+	u, _ := json.Marshal(map[string]any{"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3,
+		"prompt_tokens_details": map[string]int{"cached_tokens": cached}})
+	return `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":` +
+		string(q) + `},"finish_reason":"stop"}],"usage":` + string(u) + `}`
+}
+
+func TestDoors_Node_Responses(t *testing.T) {
+	node := nodetest.Node(t, nodeDir)
+
+	t.Run("text", func(t *testing.T) {
+		sc := &scripted{replies: []string{textReply("Hello from the engine.", 20, 16)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "responses-text")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		if out["output_text"] != "Hello from the engine." || out["status"] != "completed" || !strings.HasPrefix(out["id"].(string), "resp_") {
+			t.Errorf("summary %v", out)
+		}
+		u := out["usage"].(map[string]any)
+		if u["input_tokens"] != 20.0 || u["cached_tokens"] != 16.0 || u["output_tokens"] != 3.0 {
+			t.Errorf("usage %v", u)
+		}
+		var msgs []map[string]any
+		if err := json.Unmarshal(sc.bodies[0]["messages"], &msgs); err != nil || len(msgs) != 1 || msgs[0]["role"] != "user" || msgs[0]["content"] != "say hello" {
+			t.Errorf("upstream messages %s", sc.bodies[0]["messages"])
+		}
+		if string(sc.bodies[0]["max_completion_tokens"]) != "16" && string(sc.bodies[0]["max_tokens"]) != "16" {
+			t.Errorf("max_output_tokens did not reach the engine: %v", sc.bodies[0])
+		}
+	})
+
+	t.Run("stream", func(t *testing.T) {
+		sc := &scripted{replies: []string{textReply("Hello from the engine.", 20, 16)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "responses-stream")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		if out["output_text"] != "Hello from the engine." || out["deltas"] != "Hello from the engine." {
+			t.Errorf("summary %v", out)
+		}
+		types := strings.Join(toStrings(out["types"]), " ")
+		for _, want := range []string{"response.created", "response.output_item.added", "response.content_part.added",
+			"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"} {
+			if !strings.Contains(types, want) {
+				t.Errorf("no %s in %s", want, types)
+			}
+		}
+		if !strings.HasPrefix(types, "response.created") || !strings.HasSuffix(types, "response.completed") {
+			t.Errorf("event order %s", types)
+		}
+		if u := out["usage"].(map[string]any); u["cached_tokens"] != 16.0 {
+			t.Errorf("usage %v", u)
+		}
+	})
+
+	t.Run("tools, previous_response_id, retrieve, delete", func(t *testing.T) {
+		sc := &scripted{replies: []string{callReply("call_1", "get_weather", `{"city":"Paris"}`), textReply("21 degrees.", 40, 30)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "responses-tools")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		first := out["first"].([]any)
+		call := first[len(first)-1].(map[string]any)
+		if call["type"] != "function_call" || call["name"] != "get_weather" || call["arguments"] != `{"city":"Paris"}` || call["call_id"] != "call_1" {
+			t.Errorf("first output %v", first)
+		}
+		second := out["second"].([]any)
+		if msg := second[0].(map[string]any); msg["text"] != "21 degrees." {
+			t.Errorf("second output %v", second)
+		}
+		// The continuation's prompt is the first turn's, then the call and its output:
+		// append-only.
+		var msgs []map[string]any
+		if err := json.Unmarshal(sc.bodies[1]["messages"], &msgs); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 3 || msgs[0]["role"] != "user" || msgs[1]["role"] != "assistant" || msgs[2]["role"] != "tool" || msgs[2]["tool_call_id"] != "call_1" {
+			t.Errorf("continuation messages %s", sc.bodies[1]["messages"])
+		}
+		if out["fetched_id"] == nil || out["deleted"] == nil {
+			t.Errorf("retrieve/delete %v", out)
+		}
+	})
+
+	t.Run("websocket", func(t *testing.T) {
+		sc := &scripted{replies: []string{textReply("One.", 20, 0), textReply("Two.", 30, 24)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "responses-ws")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		if out["first"] != "response.completed" || out["second"] != "response.completed" || out["second_text"] != "Two." {
+			t.Errorf("summary %v", out)
+		}
+		// The second turn sent only "again"; the socket supplied the first turn.
+		var msgs []map[string]any
+		if err := json.Unmarshal(sc.bodies[1]["messages"], &msgs); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 3 || msgs[0]["content"] != "say hello" || msgs[1]["content"] != "One." || msgs[2]["content"] != "again" {
+			t.Errorf("second turn's messages %s", sc.bodies[1]["messages"])
+		}
+	})
+}
+
+func TestDoors_Node_Messages(t *testing.T) {
+	node := nodetest.Node(t, nodeDir)
+
+	t.Run("text", func(t *testing.T) {
+		sc := &scripted{replies: []string{textReply("Hello from the engine.", 20, 16)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "messages-text")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		content := out["content"].([]any)
+		if out["type"] != "message" || out["stop_reason"] != "end_turn" || len(content) != 1 || content[0].(map[string]any)["text"] != "Hello from the engine." {
+			t.Errorf("summary %v", out)
+		}
+		u := out["usage"].(map[string]any)
+		if u["input_tokens"] != 4.0 || u["cache_read_input_tokens"] != 16.0 || u["output_tokens"] != 3.0 {
+			t.Errorf("usage %v (input_tokens counts what was not cached)", u)
+		}
+	})
+
+	t.Run("stream", func(t *testing.T) {
+		sc := &scripted{replies: []string{textReply("Hello from the engine.", 20, 16)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "messages-stream")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		if out["text"] != "Hello from the engine." || out["deltas"] != "Hello from the engine." || out["stop_reason"] != "end_turn" {
+			t.Errorf("summary %v", out)
+		}
+		types := strings.Join(toStrings(out["types"]), " ")
+		if !strings.HasPrefix(types, "message_start") || !strings.HasSuffix(types, "message_delta message_stop") ||
+			!strings.Contains(types, "content_block_start content_block_delta") || !strings.Contains(types, "content_block_stop") {
+			t.Errorf("event order %s", types)
+		}
+		if u := out["usage"].(map[string]any); u["cache_read_input_tokens"] != 16.0 || u["output_tokens"] != 3.0 {
+			t.Errorf("usage %v", u)
+		}
+	})
+
+	t.Run("tools", func(t *testing.T) {
+		sc := &scripted{replies: []string{callReply("toolu_1", "get_weather", `{"city":"Paris"}`), textReply("21 degrees.", 40, 30)}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "messages-tools")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		use := out["tool_use"].(map[string]any)
+		if out["stop_reason"] != "tool_use" || use["name"] != "get_weather" || use["input"].(map[string]any)["city"] != "Paris" || out["second_stop"] != "end_turn" {
+			t.Errorf("summary %v", out)
+		}
+		var msgs []map[string]any
+		if err := json.Unmarshal(sc.bodies[1]["messages"], &msgs); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 3 || msgs[2]["role"] != "tool" || msgs[2]["tool_call_id"] != "toolu_1" {
+			t.Errorf("second request's messages %s", sc.bodies[1]["messages"])
+		}
+	})
+
+	t.Run("count_tokens", func(t *testing.T) {
+		gw := doorGateway(t, &scripted{})
+		code, out := runDoors(t, node, gw.URL, "messages-count")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		// "weather in Paris?" and the tool's JSON: more than a handful, fewer than the bytes.
+		if n, _ := out["input_tokens"].(float64); n < 10 || n > 200 {
+			t.Errorf("input_tokens %v", out["input_tokens"])
+		}
+	})
+
+	t.Run("error envelope", func(t *testing.T) {
+		gw := doorGateway(t, &scripted{})
+		code, out := runDoors(t, node, gw.URL, "messages-error")
+		e, _ := out["error"].(map[string]any)
+		if code != 1 || e == nil || e["status"] != 404.0 || e["inner"] != "not_found_error" {
+			t.Errorf("exit %d, %v: the SDK must read a 404 in Anthropic's envelope", code, out)
+		}
+	})
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}

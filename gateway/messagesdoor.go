@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/messages"
+)
+
+// HeaderDroppedTools names the hosted tools a door left out of the request (under
+// hosted_tools: drop), comma-separated.
+const HeaderDroppedTools = "X-Maskgate-Dropped-Tools"
+
+// messagesDoor is POST /v1/messages: Anthropic's Messages API, translated to the
+// pipeline's Chat Completions and back.
+type messagesDoor struct {
+	s  *Server
+	rq *messages.Request
+}
+
+func (*messagesDoor) name() string { return "messages" }
+
+func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
+	rq, derr := messages.Decode(body, messages.Options{Hosted: d.s.opt.HostedTools})
+	if derr != nil {
+		return nil, derr
+	}
+	d.rq = rq
+	chat := rq.ChatBody()
+	env, err := oai.ParseEnvelope(chat)
+	if err != nil {
+		return nil, err
+	}
+	// metadata.user_id names the conversation (the chat body's "user", which the thread
+	// reads, carries it already).
+	return &request{body: chat, env: env}, nil
+}
+
+func (d *messagesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
+	if len(d.rq.Dropped) > 0 {
+		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
+	}
+	mw := messages.NewWriter(&sseEvents{s: s, w: w, x: x}, q.env.Stream, "msg_"+randomID(), d.rq)
+	if q.env.Stream {
+		return mw
+	}
+	return &wholeOut{bodySink: mw, s: s, w: w, x: x}
+}
+
+func (*messagesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
+	return writeErrorAs(w, log, err, anthropicEnvelope)
+}
+
+// anthropicEnvelope renders e as Anthropic's error body.
+func anthropicEnvelope(e *apiError) []byte {
+	return messages.ErrorBody(doorError(e))
+}
+
+func (s *Server) messages(w http.ResponseWriter, r *http.Request) { s.serve(w, r, &messagesDoor{s: s}) }
+
+// countTokens answers POST /v1/messages/count_tokens with the prompt's size as the
+// gateway estimates it (tiktoken over the JSON the engine renders, as the context
+// budget counts; four bytes a token without a tokenizer): Anthropic's own count is its
+// model's tokenizer, which no engine here shares.
+func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) { writeErrorAs(w, s.log, err, anthropicEnvelope) }
+	body, err := s.readRequest(w, r)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rq, derr := messages.DecodeCount(body, messages.Options{Hosted: s.opt.HostedTools})
+	if derr != nil {
+		fail(derr)
+		return
+	}
+	if _, ok := s.router.lookup(rq.Model); !ok {
+		fail(&apiError{Status: http.StatusNotFound, Type: "not_found_error", Param: "model", Code: "model_not_found",
+			Message: "the model " + strconv.Quote(rq.Model) + " is not served by this gateway"})
+		return
+	}
+	n := 0
+	for _, m := range rq.Messages {
+		n += s.countTokens(m)
+	}
+	if len(rq.Tools) > 0 {
+		if s.opt.Tokens != nil {
+			n += s.opt.Tokens.CatalogTokens(rq.Tools)
+		} else {
+			n += s.countTokens(rq.Tools)
+		}
+	}
+	out := messages.CountResponse(n)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	_, _ = w.Write(out)
+}
+
+// randomID is 24 random hex digits, for the ids the gateway gives its answers.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

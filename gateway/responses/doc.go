@@ -1,0 +1,72 @@
+// Package responses is the OpenAI Responses API door (POST /v1/responses), translation
+// only: Decode reads a Responses request and ChatBody writes the Chat Completions request
+// the gateway's one pipeline runs; Writer, a door.Sink, writes the pipeline's answer back
+// as a Responses object or as its server-sent events. Client values (tool parameter
+// schemas above all) are copied into the chat body as the bytes the client sent, never
+// decoded and re-encoded.
+//
+// # Input items
+//
+//   - A string input is one user message. Items may omit "type" when they have a role.
+//   - message: user content stays a string as sent, or becomes chat parts (input_text →
+//     text, input_image with image_url → image_url; an image by file_id, input_file and
+//     other parts are a 400). system and developer messages become "system" messages with
+//     string content (text parts joined). The instructions become a leading "system"
+//     message.
+//   - Assistant-side items in a row — assistant messages, reasoning, function_call,
+//     custom_tool_call, client tool_search_call — become one assistant message (content,
+//     reasoning_content, tool_calls), as a chat model answers; a text or reasoning item
+//     after calls starts the next one. An assistant message with calls and no text has
+//     content null.
+//   - function_call_output and custom_tool_call_output become tool messages: a string
+//     output as sent, text parts joined into one string, parts with images as chat parts.
+//   - reasoning items are opaque to the engine except for their reasoning_text content,
+//     which becomes the reasoning_content of the assistant message they belong to (chat
+//     templates that keep reasoning across tool calls want it); summaries and
+//     encrypted_content are never sent to the engine. The item itself is kept, raw, in
+//     Request.Input.
+//   - custom_tool_call becomes a call whose arguments are {"input": <input>}, the shape
+//     of the chat function a custom tool becomes.
+//   - tool_search_call (client) becomes a call to the function tool_search with the
+//     item's arguments; tool_search_output (client) becomes a tool message naming the
+//     tools loaded, and its tools join the chat tools so the engine can call them.
+//     additional_tools items add their tools likewise. Server-executed tool search items
+//     are hosted items.
+//   - Hosted tools' items (web_search_call, mcp_call, computer_call, ...) are dropped
+//     (listed in Dropped) or refused, as Options.Hosted says.
+//   - item_reference, compaction and unknown item types are a 400 naming the item.
+//
+// # Tools
+//
+//   - function → a chat function with name, description, parameters and strict as sent
+//     (defer_loading, allowed_callers and output_schema have no chat counterpart).
+//   - namespace → its functions and custom tools, each named "<namespace>.<name>", the
+//     gateway's own namespace convention (backends whose APIs refuse dots map names on
+//     the wire). Names records the split, so a call comes back as a function_call (or
+//     custom_tool_call) with name and namespace apart. The namespace's description has no
+//     place in chat and is not sent.
+//   - custom → a chat function taking {"input": string}; its format (a lark or regex
+//     grammar, or text) is kept in CustomGrammar and not enforced here. A call comes
+//     back as a custom_tool_call with that input.
+//   - tool_search with execution "client" → a chat function named tool_search, with the
+//     parameters and description given (else {"query": string}); a call comes back as a
+//     tool_search_call. Without execution "client" it is a hosted tool.
+//   - hosted tools (web_search*, file_search, code_interpreter, computer_use_preview,
+//     image_generation, mcp, local_shell, shell, apply_patch, ...) are dropped or refused.
+//
+// tool_choice: "auto", "none" and "required" as they are; {"type":"function"|"custom",
+// "name"} → {"type":"function","function":{"name"}} (a bare name that only a namespaced
+// tool has resolves to that tool); allowed_tools → chat's {"type":"allowed_tools",
+// "allowed_tools":{"mode","tools":[{"type":"function","function":{"name"}}]}}, without
+// dropped hosted tools ("none" when none is left in mode auto); a choice that forces a
+// hosted tool is a 400.
+//
+// # Output
+//
+// Reasoning becomes a reasoning item (content [{"type":"reasoning_text"}], summary []),
+// text a message item with one output_text part, each call its own item; text and
+// reasoning that alternate close the open item and open the next. Item ids are the
+// prefix (msg_, rs_, fc_, ctc_, tsc_) and a digest of the response id and the item's
+// index. Streams follow OpenAI's event order, every event with type and
+// sequence_number from 0; the SSE event name is the type.
+package responses

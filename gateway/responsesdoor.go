@@ -1,0 +1,281 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/responses"
+	"github.com/maskgate/maskgate/gateway/wsock"
+)
+
+// responsesDoor is POST /v1/responses, and each response.create of the WebSocket mode:
+// OpenAI's Responses API translated to the pipeline's Chat Completions and back.
+type responsesDoor struct {
+	s  *Server
+	ws *wsock.Session // the socket, in WebSocket mode; nil over HTTP
+
+	id      string
+	owner   string
+	rq      *responses.Request
+	history []json.RawMessage // the chat messages of the turns previous_response_id continues
+	loaded  []json.RawMessage // tools earlier turns' searches loaded
+	thread  string
+	out     *responses.Writer
+}
+
+func (*responsesDoor) name() string { return "responses" }
+
+func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
+	rq, derr := responses.Decode(body, responses.Options{Hosted: d.s.opt.HostedTools})
+	if derr != nil {
+		return nil, derr
+	}
+	if d.ws != nil {
+		rq.Stream = true // the socket carries events whatever the body says
+	}
+	d.rq = rq
+	d.owner = callerOf(r.Context()).name()
+	d.id = "resp_" + randomID()
+	if id := rq.PreviousResponseID; id != "" {
+		prev, ok := d.previous(id)
+		if !ok {
+			return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
+				Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
+		}
+		d.history, d.thread, d.loaded = prev.history, prev.thread, prev.loaded
+		if len(d.loaded) > 0 {
+			if derr := rq.LoadTools(d.loaded); derr != nil {
+				return nil, derr
+			}
+		}
+	} else if rq.Store || d.ws != nil {
+		// The first response of a chain that may be continued names its thread.
+		d.thread = d.id
+	}
+	chat := rq.ChatBody(d.history)
+	env, err := oai.ParseEnvelope(chat)
+	if err != nil {
+		return nil, err
+	}
+	q := &request{body: chat, env: env, thread: d.thread}
+	q.done = d.keep
+	return q, nil
+}
+
+// previous finds the response a request continues: the socket's last one, else a
+// stored one of the same identity.
+func (d *responsesDoor) previous(id string) (*storedResponse, bool) {
+	if d.ws != nil {
+		if last, ok := d.ws.Load().(*storedResponse); ok && last.id == id {
+			return last, true
+		}
+	}
+	return d.s.responses.get(d.owner, id)
+}
+
+// keep files the finished response: in the store when the client asked (store is
+// true by default), and on the socket, where the next turn may continue it whatever
+// store says.
+func (d *responsesDoor) keep() {
+	hist := make([]json.RawMessage, 0, len(d.history)+len(d.rq.InputMessages)+1)
+	hist = append(append(append(hist, d.history...), d.rq.InputMessages...), d.out.Messages()...)
+	loaded := append(append([]json.RawMessage(nil), d.loaded...), d.rq.Loaded...)
+	sr := &storedResponse{id: d.id, owner: d.owner, body: d.out.Body(), history: hist, thread: d.thread, loaded: loaded}
+	if d.ws != nil {
+		d.ws.Store(sr)
+	}
+	if d.rq.Store && d.s.opt.StoreBytes > 0 {
+		d.s.responses.put(sr)
+	}
+}
+
+func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
+	if len(d.rq.Dropped) > 0 {
+		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
+	}
+	var ev door.Events = &sseEvents{s: s, w: w, x: x}
+	if d.ws != nil {
+		ev = &socketEvents{s: s, x: x, ws: d.ws}
+	}
+	d.out = responses.NewWriter(ev, q.env.Stream, d.id, d.rq)
+	if q.env.Stream {
+		return d.out
+	}
+	return &wholeOut{bodySink: d.out, s: s, w: w, x: x}
+}
+
+func (d *responsesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
+	if d.ws == nil {
+		return writeError(w, log, err)
+	}
+	ae := toAPIError(err)
+	log.Info("response failed", "request_id", w.Header().Get(HeaderRequestID), "status", ae.Status, "error", err)
+	if ae.Status != StatusClientClosed {
+		_ = d.ws.SendError(doorError(forClient(ae, w.Header().Get(HeaderRequestID))))
+	}
+	return ae
+}
+
+// responsesRoot is /v1/responses: POST creates a response; GET upgrades to the
+// WebSocket mode.
+func (s *Server) responsesRoot(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodPost:
+		s.serve(w, r, &responsesDoor{s: s})
+	case r.Method == http.MethodGet && wsock.IsUpgrade(r):
+		s.serveSocket(w, r)
+	default:
+		w.Header().Set("Allow", "POST, GET")
+		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			Message: r.Method + " is not allowed on /v1/responses; POST a response, or GET with a WebSocket upgrade"})
+	}
+}
+
+// responseByID is GET and DELETE /v1/responses/{id}, for the caller's own stored
+// responses; another identity's are as absent as unknown ones.
+func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/v1/responses/")
+	if id == "" || strings.Contains(id, "/") {
+		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+			Message: "unknown path " + r.URL.Path})
+		return
+	}
+	owner := callerOf(r.Context()).name()
+	notFound := &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "response_id", Code: "response_not_found",
+		Message: "Response with id '" + id + "' not found."}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		sr, ok := s.responses.get(owner, id)
+		if !ok {
+			writeError(w, s.log, notFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(sr.body)
+	case http.MethodDelete:
+		if !s.responses.delete(owner, id) {
+			writeError(w, s.log, notFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Deleted bool   `json:"deleted"`
+		}{id, "response", true})
+		_, _ = w.Write(b)
+	default:
+		w.Header().Set("Allow", "GET, DELETE")
+		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			Message: r.Method + " is not allowed on /v1/responses/{id}; use GET or DELETE"})
+	}
+}
+
+// socketEvents sends a response's events on its socket; the first commits the
+// exchange (errors after it are events of the response, not an envelope).
+type socketEvents struct {
+	s  *Server
+	x  *exchange
+	ws *wsock.Session
+}
+
+func (e *socketEvents) Event(name string, data []byte) error {
+	e.x.committed = true
+	if e.x.ttft == 0 {
+		e.x.ttft = e.s.now().Sub(e.x.start)
+	}
+	t := e.s.now()
+	err := e.ws.Event(name, data)
+	e.x.client += e.s.now().Sub(t)
+	return err
+}
+
+// serveSocket runs the WebSocket mode: each response.create message is one request
+// through the pipeline, answered with the same events as over SSE; the last response
+// stays on the socket, so a turn that continues it sends only its new input.
+func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	if s.stopping.Err() != nil {
+		writeError(w, s.log, ErrShuttingDown)
+		return
+	}
+	base := r
+	err := s.sockets.Serve(w, r, s.opt.WebSocket, func(ctx context.Context, msg []byte, sess *wsock.Session) {
+		s.socketMessage(ctx, base, msg, sess)
+	})
+	if err != nil {
+		s.log.Debug("websocket closed", "request_id", requestID(r.Context()), "error", err)
+	}
+}
+
+// socketMessage runs one client message of a socket.
+func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []byte, sess *wsock.Session) {
+	typ, _ := oai.Get(msg, "type")
+	if string(typ) != `"response.create"` {
+		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "type", Code: "unknown_event",
+			Message: "unsupported event type " + string(typ) + "; send response.create"})
+		return
+	}
+	body, err := oai.Delete(msg, "type")
+	if err == nil {
+		body, err = oai.Delete(body, "stream")
+	}
+	generate, _ := oai.Get(body, "generate")
+	if err == nil {
+		body, err = oai.Delete(body, "generate")
+	}
+	if err != nil {
+		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_json", Message: err.Error()})
+		return
+	}
+	id := newRequestID("")
+	ctx = context.WithValue(context.WithValue(ctx, requestIDKey{}, id), callerKey{}, callerOf(base.Context()))
+	r := base.Clone(ctx)
+	r.Body = http.NoBody
+	w := &socketWriter{h: http.Header{HeaderRequestID: {id}}}
+	if string(generate) == "false" {
+		s.warmUp(w, r, body, sess)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	s.serve(w, r, &responsesDoor{s: s, ws: sess})
+}
+
+// warmUp answers a response.create with generate: false: a response with no output
+// that the next turn can continue, so a client can send its long instructions and
+// tools ahead of the first question. The backend is not called.
+func (s *Server) warmUp(w *socketWriter, r *http.Request, body []byte, sess *wsock.Session) {
+	d := &responsesDoor{s: s, ws: sess}
+	q, err := d.decode(r, body)
+	if err != nil {
+		d.writeError(w, s.log, err)
+		return
+	}
+	if _, ok := s.router.lookup(q.env.Model); !ok {
+		d.writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+			Message: "the model " + strconv.Quote(q.env.Model) + " is not served by this gateway; GET /v1/models lists the models it routes"})
+		return
+	}
+	x := &exchange{start: s.now(), stream: true}
+	sk := d.sink(s, w, x, q)
+	if sk.Begin(door.Head{Model: q.env.Model, Created: s.now().Unix()}) != nil || sk.End(oai.FinishStop, nil) != nil {
+		return
+	}
+	d.keep()
+}
+
+// socketWriter is the http.ResponseWriter a socket's message runs with: its headers are
+// the message's own, and nothing is written through it (events go on the socket).
+type socketWriter struct{ h http.Header }
+
+func (w *socketWriter) Header() http.Header         { return w.h }
+func (w *socketWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *socketWriter) WriteHeader(int)             {}

@@ -1,0 +1,170 @@
+// Drives the official SDKs, unmodified, through the gateway's Responses and Messages
+// doors and prints on stdout, as one JSON object, what the SDK parsed.
+// gateway/doors_node_test.go runs it.
+//
+//   BASE_URL=http://127.0.0.1:8080 [API_KEY=KEY] [MODEL=m1] node doors.mjs <scenario>
+//
+// BASE_URL is the gateway's root (no /v1). An SDK error prints {"error":{...}} and exits 1.
+import OpenAI from 'openai';
+import { ResponsesWS } from 'openai/resources/responses/ws';
+import Anthropic from '@anthropic-ai/sdk';
+
+const base = process.env.BASE_URL;
+const model = process.env.MODEL ?? 'm1';
+const apiKey = process.env.API_KEY ?? 'x';
+const openai = new OpenAI({ baseURL: base + '/v1', apiKey, maxRetries: 0 });
+const anthropic = new Anthropic({ baseURL: base, apiKey, maxRetries: 0 });
+
+const weather = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+const anthropicWeather = {
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+// Forced calls let a random-weight engine answer with a valid call.
+const forced = process.env.FORCE === '1';
+
+function items(resp) {
+  return resp.output.map((it) => {
+    switch (it.type) {
+      case 'message':
+        return { type: 'message', role: it.role, text: it.content.map((c) => c.text ?? '').join('') };
+      case 'function_call':
+        return { type: 'function_call', name: it.name, arguments: it.arguments, call_id: it.call_id };
+      default:
+        return { type: it.type };
+    }
+  });
+}
+
+function rusage(u) {
+  if (!u) return null;
+  return { input_tokens: u.input_tokens, cached_tokens: u.input_tokens_details?.cached_tokens ?? null, output_tokens: u.output_tokens, total_tokens: u.total_tokens };
+}
+
+const scenarios = {
+  async 'responses-text'() {
+    const r = await openai.responses.create({ model, input: 'say hello', max_output_tokens: 16 });
+    return { id: r.id, status: r.status, output_text: r.output_text, items: items(r), usage: rusage(r.usage) };
+  },
+  async 'responses-stream'() {
+    const stream = openai.responses.stream({ model, input: 'say hello', max_output_tokens: 16 });
+    const types = [];
+    let deltas = '';
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'response.output_text.delta') deltas += ev.delta;
+    }
+    const r = await stream.finalResponse();
+    return { id: r.id, status: r.status, output_text: r.output_text, deltas, types, usage: rusage(r.usage) };
+  },
+  async 'responses-tools'() {
+    const first = await openai.responses.create({
+      model,
+      input: [{ role: 'user', content: 'weather in Paris?' }],
+      tools: [weather],
+      tool_choice: forced ? { type: 'function', name: 'get_weather' } : 'auto',
+      max_output_tokens: 64,
+    });
+    const call = first.output.find((it) => it.type === 'function_call');
+    if (!call) return { first: items(first) };
+    const second = await openai.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"temp_c":21}' }],
+      tools: [weather],
+      max_output_tokens: 16,
+    });
+    const fetched = await openai.responses.retrieve(first.id);
+    const deleted = await openai.responses.delete(first.id);
+    return { first: items(first), second: items(second), second_status: second.status, fetched_id: fetched.id, deleted: deleted ?? null, usage: rusage(second.usage) };
+  },
+  async 'responses-ws'() {
+    const ws = new ResponsesWS(openai);
+    const events = [];
+    const done = [];
+    let resolve;
+    ws.on('event', (ev) => {
+      events.push(ev.type);
+      if (ev.type === 'response.completed' || ev.type === 'response.failed' || ev.type === 'error') {
+        done.push(ev);
+        resolve?.();
+      }
+    });
+    const next = () => new Promise((r) => { resolve = r; });
+    let wait = next();
+    ws.send({ type: 'response.create', model, input: 'say hello', max_output_tokens: 16, store: false });
+    await wait;
+    const first = done[0];
+    wait = next();
+    ws.send({ type: 'response.create', model, previous_response_id: first.response?.id, input: 'again', max_output_tokens: 16, store: false });
+    await wait;
+    ws.close({ code: 1000, reason: 'done' });
+    const second = done[1];
+    return { events, first: first.type, second: second.type, first_id: first.response?.id ?? null,
+      second_usage: rusage(second.response?.usage), second_text: second.response ? second.response.output.filter((i) => i.type === 'message').map((i) => i.content.map((c) => c.text).join('')).join('') : null };
+  },
+  async 'messages-text'() {
+    const m = await anthropic.messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'say hello' }] });
+    return { id: m.id, type: m.type, role: m.role, stop_reason: m.stop_reason, content: m.content.map((b) => ({ type: b.type, text: b.text })), usage: m.usage };
+  },
+  async 'messages-stream'() {
+    const stream = anthropic.messages.stream({ model, max_tokens: 16, messages: [{ role: 'user', content: 'say hello' }] });
+    const types = [];
+    let deltas = '';
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') deltas += ev.delta.text;
+    }
+    const m = await stream.finalMessage();
+    return { types, deltas, stop_reason: m.stop_reason, text: m.content.filter((b) => b.type === 'text').map((b) => b.text).join(''), usage: m.usage };
+  },
+  async 'messages-tools'() {
+    const m = await anthropic.messages.create({
+      model,
+      max_tokens: 64,
+      tools: [anthropicWeather],
+      tool_choice: forced ? { type: 'tool', name: 'get_weather' } : { type: 'auto' },
+      messages: [{ role: 'user', content: 'weather in Paris?' }],
+    });
+    const use = m.content.find((b) => b.type === 'tool_use');
+    if (!use) return { stop_reason: m.stop_reason, content: m.content.map((b) => b.type) };
+    const m2 = await anthropic.messages.create({
+      model,
+      max_tokens: 16,
+      tools: [anthropicWeather],
+      messages: [
+        { role: 'user', content: 'weather in Paris?' },
+        { role: 'assistant', content: m.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"temp_c":21}' }] },
+      ],
+    });
+    return { stop_reason: m.stop_reason, tool_use: { name: use.name, input: use.input, id_ok: typeof use.id === 'string' && use.id.length > 0 }, second_stop: m2.stop_reason, usage: m2.usage };
+  },
+  async 'messages-count'() {
+    const c = await anthropic.messages.countTokens({ model, tools: [anthropicWeather], messages: [{ role: 'user', content: 'weather in Paris?' }] });
+    return { input_tokens: c.input_tokens };
+  },
+  async 'messages-error'() {
+    await anthropic.messages.create({ model: 'no-such-model', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
+    return { unexpected: 'no error' };
+  },
+};
+
+const name = process.argv[2] ?? process.env.SCENARIO;
+if (!scenarios[name]) {
+  console.error('unknown scenario ' + name + '; one of ' + Object.keys(scenarios).join(', '));
+  process.exit(2);
+}
+try {
+  console.log(JSON.stringify(await scenarios[name]()));
+} catch (e) {
+  console.log(JSON.stringify({ error: { status: e.status ?? null, message: e.message, type: e.error?.type ?? e.type ?? null, inner: e.error?.error?.type ?? null } }));
+  process.exit(1);
+}
