@@ -37,6 +37,16 @@ type request struct {
 	// previous_response_id's chain, metadata.user_id), names it; the caller's identity
 	// still scopes it. Chat Completions' own fields are read from body.
 	thread string
+	// callable, when the client defers tools itself (Anthropic's defer_loading and
+	// tool_reference, the Responses API's tool_search), names the tools the client lets
+	// the model call now: those it declared without deferring and those its searches
+	// found. nil when the client defers nothing. See planTools.
+	callable []string
+	// clientSearch says the client runs tool discovery itself (it deferred tools, or
+	// declares its own search tool, or its searches found some): then callable alone is
+	// what may be called, and the gateway's meta-tools stay in the prompt, its bytes
+	// unchanged, but are never allowed.
+	clientSearch bool
 	// done, when set, is told the answer once it has ended well (a door that stores
 	// responses keeps it).
 	done func()

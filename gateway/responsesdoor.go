@@ -66,6 +66,11 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 		return nil, err
 	}
 	q := &request{body: chat, env: env, thread: d.thread}
+	if rq.Tools != nil {
+		// The client's tools are callable, less those it defers and has not found yet.
+		q.callable = callableTools(rq.Tools, rq.Deferred)
+		q.clientSearch = clientSearch(rq)
+	}
 	q.done = d.keep
 	return q, nil
 }
@@ -279,3 +284,17 @@ type socketWriter struct{ h http.Header }
 func (w *socketWriter) Header() http.Header         { return w.h }
 func (w *socketWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *socketWriter) WriteHeader(int)             {}
+
+// clientSearch reports whether the client discovers tools itself: it defers some,
+// declares a client-executed tool_search, or a search of its already loaded some.
+func clientSearch(rq *responses.Request) bool {
+	if len(rq.Deferred) > 0 || len(rq.Loaded) > 0 {
+		return true
+	}
+	for _, n := range rq.Names {
+		if n.Kind == "tool_search" {
+			return true
+		}
+	}
+	return false
+}

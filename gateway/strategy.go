@@ -145,6 +145,9 @@ func (s *Server) callable(p *toolPlan, name string) bool {
 // allowedNames is what the model may call: the meta-tools and the active loaded
 // tools.
 func (s *Server) allowedNames(p *toolPlan) []string {
+	if p.clientSearch {
+		return s.active(p)
+	}
 	names := []string{meta.SearchTools}
 	if !s.opt.AutoLoad {
 		names = append(names, meta.LoadTool)

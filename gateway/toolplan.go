@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/maskgate/maskgate/backends"
@@ -47,6 +48,9 @@ type toolPlan struct {
 	loadedAtStart int
 	strays        int // calls to tools outside the loaded set
 
+	// clientSearch: the client discovers tools itself (request.clientSearch).
+	clientSearch bool
+
 	// toolChoice, when set, replaces the client's tool_choice (a namespace it named,
 	// expanded).
 	toolChoice []byte
@@ -65,6 +69,17 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		if client, err = toolsearch.ParseClientTools(env.Tools); err != nil {
 			return nil, badRequest(err.Error(), "tools")
 		}
+	}
+	if s.opt.Tools != nil {
+		// A client tool the profile's catalog holds as it is (same description, same
+		// schema bytes) is taken from the catalog, so it keeps its place there: a
+		// client whose tools array grows with each discovery (a deferring client) finds
+		// the engine's prompt unchanged while its tools are the catalog's, and a tool the
+		// catalog lacks joins it at the end (one change of the prefix, when first shown).
+		client = slices.DeleteFunc(client, func(t toolsearch.Tool) bool {
+			own, known := s.opt.Tools.Catalog().Lookup(t.Name)
+			return known && sameTool(own, &t)
+		})
 	}
 	var ix *toolsearch.Index
 	var hybrid *toolsearch.Hybrid
@@ -142,8 +157,21 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	} else if snap, ok := s.opt.State.Get(p.thread); ok {
 		p.loaded, splices = snap.Loaded, snap.Splices
 	}
+	if q.clientSearch {
+		p.clientSearch, p.loaded = true, nil
+	}
+	if q.callable != nil {
+		// What the client made callable is loaded.
+		var add []string
+		for _, name := range q.callable {
+			if _, ok := cat.Lookup(name); ok && !contains(p.loaded, name) && !contains(add, name) {
+				add = append(add, name)
+			}
+		}
+		p.loaded = append(slices.Clip(p.loaded), add...)
+	}
 	p.loadedAtStart = len(p.loaded)
-	if s.opt.Progressive && s.opt.ToolMode != ModeClient {
+	if s.opt.Progressive && s.opt.ToolMode != ModeClient && !p.clientSearch {
 		s.loadForUserMessage(p, env.Messages[len(env.Messages)-1])
 	}
 	p.messages = spliceMessages(env.Messages, splices)
@@ -297,4 +325,11 @@ func boolJSON(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// sameTool reports whether a and b are the same tool to the engine: the same
+// description and schema bytes, and strict the same (absent is false).
+func sameTool(a, b *toolsearch.Tool) bool {
+	strict := func(p *bool) bool { return p != nil && *p }
+	return a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters) && strict(a.Strict) == strict(b.Strict)
 }

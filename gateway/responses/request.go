@@ -39,6 +39,10 @@ type Request struct {
 	Tools json.RawMessage
 	// ToolChoice is the chat "tool_choice" translated; nil when absent.
 	ToolChoice json.RawMessage
+	// Deferred names the declared tools sent with defer_loading: true that no tool
+	// search of this conversation (tool_search_output, additional_tools, LoadTools) has
+	// loaded yet: in the engine's prompt, not yet callable.
+	Deferred []string
 	// Dropped names the hosted tool types (and hosted tools' input item types) left out
 	// under Options.Hosted "drop", each once, in order of appearance.
 	Dropped []string
@@ -90,11 +94,12 @@ func (o Options) refuse() bool { return o.Hosted == "refuse" }
 
 // chatTool is one translated tool.
 type chatTool struct {
-	name    string
-	def     []byte
-	kind    ToolName
-	grammar json.RawMessage
-	param   string
+	deferred bool // declared with defer_loading: true
+	name     string
+	def      []byte
+	kind     ToolName
+	grammar  json.RawMessage
+	param    string
 }
 
 // Decode reads a POST /v1/responses body. Its errors are 400s with Type
@@ -307,6 +312,18 @@ func (r *Request) LoadTools(tools []json.RawMessage) *door.Error {
 func (r *Request) assemble() {
 	r.Names = map[string]ToolName{}
 	r.CustomGrammar = map[string]json.RawMessage{}
+	found := map[string]bool{}
+	for _, list := range [][]chatTool{r.history, r.fromInput} {
+		for _, t := range list {
+			found[t.name] = true
+		}
+	}
+	r.Deferred = nil
+	for _, t := range r.declared {
+		if t.deferred && !found[t.name] {
+			r.Deferred = append(r.Deferred, t.name)
+		}
+	}
 	var defs [][]byte
 	for _, list := range [][]chatTool{r.declared, r.history, r.fromInput} {
 		for _, t := range list {

@@ -70,6 +70,11 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 			fn.raw("description", desc)
 		}
 		t := chatTool{name: chatName, kind: ToolName{Kind: typ, Namespace: ns, Name: name}, param: param}
+		if deferred, e := f.boolean("defer_loading", false); e != nil {
+			return nil, e
+		} else {
+			t.deferred = deferred
+		}
 		if typ == "function" {
 			params, e := f.rawObject("parameters")
 			if e != nil {
@@ -136,6 +141,11 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 			ts, e := d.tool(t, p, name)
 			if e != nil {
 				return nil, e
+			}
+			if nsDeferred, _ := f.boolean("defer_loading", false); nsDeferred {
+				for k := range ts {
+					ts[k].deferred = true
+				}
 			}
 			out = append(out, ts...)
 		}
