@@ -27,9 +27,11 @@ import (
 // each with one schema written once so the two copies are the same bytes.
 const traceTools = 110
 
-func traceName(i int) string   { return fmt.Sprintf("svc%03d_run", i) }
-func traceDesc(i int) string   { return fmt.Sprintf("Runs service %d and returns its report.", i) }
-func traceSchema(i int) string { return `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}` }
+func traceName(i int) string { return fmt.Sprintf("svc%03d_run", i) }
+func traceDesc(i int) string { return fmt.Sprintf("Runs service %d and returns its report.", i) }
+func traceSchema(i int) string {
+	return `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`
+}
 
 func traceCatalog(t *testing.T) *toolsearch.Index {
 	t.Helper()
