@@ -19,6 +19,7 @@ import (
 	"github.com/maskgate/maskgate/bench/tinymodel"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
+	"github.com/maskgate/maskgate/internal/nodetest"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
@@ -318,4 +319,119 @@ func TestDoorsEngine_ResponsesTraceWithClientToolSearch(t *testing.T) {
 		t.Errorf("the agent found %d tools, want %d", found, len(discover))
 	}
 	checkTrace(t, obs, perTurn)
+}
+
+// TestDoorsEngine_SDKs drives the official openai and @anthropic-ai/sdk Node packages
+// through the Responses (HTTP and WebSocket) and Messages doors to the embedded engine:
+// what a random-weight model says is noise, so the test holds the shapes the SDKs
+// parsed, the forced calls' names and arguments, and the engine's own usage.
+func TestDoorsEngine_SDKs(t *testing.T) {
+	node := nodetest.Node(t, nodeDir)
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = t.TempDir()
+	}
+	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
+	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 4096, Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "embedded", Kind: "embedded", Models: []string{"*"}, Backend: be}},
+	}))
+	defer gw.Close()
+	run := func(t *testing.T, scenario string) map[string]any {
+		t.Helper()
+		code, out := runDoors(t, node, gw.URL, scenario, "MODEL=tiny", "FORCE=1")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %v", scenario, code, out)
+		}
+		return out
+	}
+	// city reads a forced get_weather call's arguments: a JSON object with a string city.
+	city := func(t *testing.T, args any) {
+		t.Helper()
+		var a struct {
+			City *string `json:"city"`
+		}
+		s, ok := args.(string)
+		if !ok {
+			b, _ := json.Marshal(args)
+			s = string(b)
+		}
+		if err := json.Unmarshal([]byte(s), &a); err != nil || a.City == nil {
+			t.Errorf("arguments %v are not get_weather's: %v", args, err)
+		}
+	}
+	positive := func(t *testing.T, u any, keys ...string) {
+		t.Helper()
+		m, _ := u.(map[string]any)
+		for _, k := range keys {
+			if n, _ := m[k].(float64); n <= 0 {
+				t.Errorf("usage %s = %v in %v, want the engine's count", k, m[k], m)
+			}
+		}
+	}
+
+	t.Run("responses", func(t *testing.T) {
+		out := run(t, "responses-text")
+		if out["status"] != "completed" && out["status"] != "incomplete" {
+			t.Errorf("status %v", out["status"])
+		}
+		positive(t, out["usage"], "input_tokens", "output_tokens")
+		out = run(t, "responses-stream")
+		if out["deltas"] != out["output_text"] {
+			t.Errorf("streamed deltas %q, final text %q", out["deltas"], out["output_text"])
+		}
+		types := toStrings(out["types"])
+		if types[0] != "response.created" || !slices.Contains(types, "response.output_text.delta") {
+			t.Errorf("events %v", types)
+		}
+	})
+	t.Run("responses_tools", func(t *testing.T) {
+		out := run(t, "responses-tools")
+		first := out["first"].([]any)
+		call := first[len(first)-1].(map[string]any)
+		if call["type"] != "function_call" || call["name"] != "get_weather" {
+			t.Fatalf("forced call %v", first)
+		}
+		city(t, call["arguments"])
+		// The second turn continued the first by id: the engine's cache held its prompt.
+		positive(t, out["usage"], "input_tokens", "cached_tokens")
+		if out["fetched_id"] == nil || out["deleted"] == nil {
+			t.Errorf("retrieve/delete %v", out)
+		}
+	})
+	t.Run("responses_websocket", func(t *testing.T) {
+		out := run(t, "responses-ws")
+		// A random model runs to max_output_tokens as often as not: incomplete is an end.
+		ended := []any{"response.completed", "response.incomplete"}
+		if !slices.Contains(ended, out["first"]) || !slices.Contains(ended, out["second"]) {
+			t.Errorf("summary %v", out)
+		}
+		positive(t, out["second_usage"], "input_tokens", "cached_tokens")
+	})
+	t.Run("messages", func(t *testing.T) {
+		out := run(t, "messages-text")
+		if out["type"] != "message" || out["role"] != "assistant" {
+			t.Errorf("message %v", out)
+		}
+		positive(t, out["usage"], "input_tokens", "output_tokens")
+		out = run(t, "messages-stream")
+		if out["deltas"] != out["text"] {
+			t.Errorf("streamed deltas %q, final text %q", out["deltas"], out["text"])
+		}
+		out = run(t, "messages-tools")
+		use, _ := out["tool_use"].(map[string]any)
+		if out["stop_reason"] != "tool_use" || use == nil || use["name"] != "get_weather" {
+			t.Fatalf("forced tool_use %v", out)
+		}
+		city(t, use["input"])
+		positive(t, out["usage"], "cache_read_input_tokens")
+		out = run(t, "messages-count")
+		if n, _ := out["input_tokens"].(float64); n <= 0 {
+			t.Errorf("count_tokens %v", out)
+		}
+	})
 }

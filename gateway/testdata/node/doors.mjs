@@ -15,17 +15,20 @@ const apiKey = process.env.API_KEY ?? 'x';
 const openai = new OpenAI({ baseURL: base + '/v1', apiKey, maxRetries: 0 });
 const anthropic = new Anthropic({ baseURL: base, apiKey, maxRetries: 0 });
 
+// The city is one of a few, so that a random-weight engine's forced call, its arguments
+// held to the schema, ends well within max tokens.
+const citySchema = { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Oslo', 'Lima'] } }, required: ['city'], additionalProperties: false };
 const weather = {
   type: 'function',
   name: 'get_weather',
   description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  parameters: citySchema,
   strict: false,
 };
 const anthropicWeather = {
   name: 'get_weather',
   description: 'Current weather for a city',
-  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  input_schema: citySchema,
 };
 // Forced calls let a random-weight engine answer with a valid call.
 const forced = process.env.FORCE === '1';
@@ -70,7 +73,8 @@ const scenarios = {
       input: [{ role: 'user', content: 'weather in Paris?' }],
       tools: [weather],
       tool_choice: forced ? { type: 'function', name: 'get_weather' } : 'auto',
-      max_output_tokens: 64,
+      parallel_tool_calls: false,
+      max_output_tokens: forced ? 160 : 64,
     });
     const call = first.output.find((it) => it.type === 'function_call');
     if (!call) return { first: items(first) };
@@ -92,7 +96,7 @@ const scenarios = {
     let resolve;
     ws.on('event', (ev) => {
       events.push(ev.type);
-      if (ev.type === 'response.completed' || ev.type === 'response.failed' || ev.type === 'error') {
+      if (['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(ev.type)) {
         done.push(ev);
         resolve?.();
       }
@@ -128,9 +132,9 @@ const scenarios = {
   async 'messages-tools'() {
     const m = await anthropic.messages.create({
       model,
-      max_tokens: 64,
+      max_tokens: forced ? 160 : 64,
       tools: [anthropicWeather],
-      tool_choice: forced ? { type: 'tool', name: 'get_weather' } : { type: 'auto' },
+      tool_choice: forced ? { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true } : { type: 'auto', disable_parallel_tool_use: true },
       messages: [{ role: 'user', content: 'weather in Paris?' }],
     });
     const use = m.content.find((b) => b.type === 'tool_use');
