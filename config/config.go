@@ -29,6 +29,9 @@ type Config struct {
 	AdminKeyEnv string `yaml:"admin_key_env"`
 	// Server holds the HTTP server's limits on clients and its shutdown grace.
 	Server Server `yaml:"server"`
+	// Doors configures the Responses and Messages APIs the gateway serves beside Chat
+	// Completions.
+	Doors Doors `yaml:"doors"`
 	// Auth is how clients are told apart. Empty (the default): by Keys when the file lists
 	// any; with none, every client is one anonymous identity and the gateway refuses to
 	// listen anywhere but on loopback. "none": no keys, on any address, on purpose.
@@ -167,6 +170,38 @@ type Server struct {
 	// under the time your supervisor waits before SIGKILL (docker stop: 10s unless
 	// --stop-timeout; Kubernetes: terminationGracePeriodSeconds, 30s). Default 25s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+}
+
+// Doors configures the Responses (/v1/responses, and its WebSocket mode) and Messages
+// (/v1/messages) APIs.
+type Doors struct {
+	// HostedTools is what happens to hosted tools the gateway cannot run (web_search,
+	// code_execution, file_search, ...): drop (the default; the answer's
+	// X-Maskgate-Dropped-Tools header names them) or refuse (400).
+	HostedTools string `yaml:"hosted_tools"`
+	// StoreBytes bounds the memory of stored responses (store: true, the Responses
+	// default, kept for previous_response_id and GET /v1/responses/{id}); the oldest go
+	// first. Default 64MiB.
+	StoreBytes ByteSize `yaml:"store_bytes"`
+	// StoreTTL is how long a stored response is kept. Default 1h.
+	StoreTTL Duration `yaml:"store_ttl"`
+	// WebSocket bounds the Responses API's WebSocket mode.
+	WebSocket WebSocket `yaml:"websocket"`
+}
+
+// WebSocket bounds each socket of the Responses API's WebSocket mode.
+type WebSocket struct {
+	// MaxMessageBytes caps one client message (close 1009 above it). Default 16MiB.
+	MaxMessageBytes ByteSize `yaml:"max_message_bytes"`
+	// SendQueueBytes caps the events queued for a client that reads slower than the
+	// engine writes; past it the socket is closed (1008, "slow reader"). Default 8MiB.
+	SendQueueBytes ByteSize `yaml:"send_queue_bytes"`
+	// PingInterval is how often the gateway pings; a client silent for twice as long is
+	// dropped. Default 20s.
+	PingInterval Duration `yaml:"ping_interval"`
+	// IdleTimeout closes a socket with no message and no response running that long.
+	// Default 10m.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
 // Tools configures the catalog.

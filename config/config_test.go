@@ -16,7 +16,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		want string // exact error text
 	}{
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
-			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env, server, auth, keys, thread_salt_env)"},
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, search, strategy, filters, admin_key_env, server, doors, auth, keys, thread_salt_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
 			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, context_window, max_in_flight, max_queue, queue_timeout)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
@@ -252,5 +252,21 @@ backends:
 		if _, err := Parse("g.yaml", []byte(bad.yaml)); err == nil || err.Error() != bad.want {
 			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
 		}
+	}
+}
+
+func TestParse_Doors(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("backends: [{name: a, kind: openai, url: 'http://x/v1', models: ['*']}]\ndoors:\n  hosted_tools: refuse\n  store_bytes: 1MiB\n  store_ttl: 5m\n  websocket: {max_message_bytes: 64KiB, idle_timeout: 30s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Doors
+	if d.HostedTools != "refuse" || d.StoreBytes != 1<<20 || time.Duration(d.StoreTTL) != 5*time.Minute ||
+		d.WebSocket.MaxMessageBytes != 64<<10 || time.Duration(d.WebSocket.IdleTimeout) != 30*time.Second {
+		t.Errorf("doors %+v", d)
+	}
+	_, err = Parse("g.yaml", []byte("backends: [{name: a, kind: openai, url: 'http://x/v1', models: ['*']}]\ndoors:\n  hosted_tools: run\n"))
+	if err == nil || !strings.Contains(err.Error(), `g.yaml:3: doors.hosted_tools: unknown value "run" (drop or refuse)`) {
+		t.Errorf("error %v", err)
 	}
 }

@@ -25,4 +25,10 @@
 //	backends[].idle_timeout     60s    between an answer's bytes once begun (504 or an error event)
 //	backends[].max_response_bytes 64MiB a whole answer, or a tool loop's streamed round (502)
 //	backends[].max_event_bytes  8MiB   one stream event, its lines together (502 or an error event)
+//	doors.store_bytes           64MiB  stored responses, oldest out first
+//	doors.store_ttl             1h     a stored response is kept that long
+//	doors.websocket.max_message_bytes 16MiB a client message (close 1009)
+//	doors.websocket.send_queue_bytes  8MiB  events queued for a slow reader (close 1008)
+//	doors.websocket.ping_interval     20s   a client silent twice as long is dropped
+//	doors.websocket.idle_timeout      10m   a socket with nothing to do is closed
 package config

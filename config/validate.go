@@ -132,6 +132,9 @@ func (c *Config) validate(file string) error {
 	if c.Search.MaxRounds < 0 {
 		return bad("search.max_rounds", "must be positive")
 	}
+	if h := c.Doors.HostedTools; h != "" && h != "drop" && h != "refuse" {
+		return bad("doors.hosted_tools", "unknown value %q (drop or refuse)", h)
+	}
 	if c.Search.EagerBelow < 0 {
 		return bad("search.eager_below", "must be positive")
 	}

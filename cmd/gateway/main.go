@@ -39,6 +39,7 @@ import (
 
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/toolsearch/state"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
@@ -203,6 +204,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Keys:               keys,
 		ThreadSecret:       threadSecret,
 		FingerprintThreads: cfg.Search.FingerprintThreads,
+
+		HostedTools: cfg.Doors.HostedTools,
+		StoreBytes:  int64(cfg.Doors.StoreBytes),
+		StoreTTL:    time.Duration(cfg.Doors.StoreTTL),
+		WebSocket: wsock.Options{
+			MaxMessageBytes: int64(cfg.Doors.WebSocket.MaxMessageBytes),
+			SendQueueBytes:  int64(cfg.Doors.WebSocket.SendQueueBytes),
+			PingInterval:    time.Duration(cfg.Doors.WebSocket.PingInterval),
+			IdleTimeout:     time.Duration(cfg.Doors.WebSocket.IdleTimeout),
+		},
 	})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
