@@ -1,13 +1,8 @@
 package gateway_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,26 +20,8 @@ import (
 // runDoors runs doors.mjs for scenario against the gateway at baseURL.
 func runDoors(t *testing.T, node, baseURL, scenario string, env ...string) (int, map[string]any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "doors.mjs", scenario)
-	cmd.Dir = nodeDir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + baseURL, "NODE_NO_WARNINGS=1"}, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("node doors.mjs %s: %v\n%s", scenario, err, stderr.Bytes())
-	}
 	var out map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("node doors.mjs %s exited %d without a JSON summary: %v\nstdout: %s\nstderr: %s", scenario, code, err, stdout.Bytes(), stderr.Bytes())
-	}
+	code := runNodeScript(t, node, "doors.mjs", scenario, 60*time.Second, &out, append([]string{"BASE_URL=" + baseURL}, env...)...)
 	return code, out
 }
 

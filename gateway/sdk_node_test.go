@@ -34,12 +34,21 @@ func runNode(t *testing.T, node string, gw *testGateway, scenario string) (int, 
 // (API_KEY, THREAD_ID).
 func runNodeAt(t *testing.T, node, baseURL, scenario string, env ...string) (int, any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	var out any
+	code := runNodeScript(t, node, "client.mjs", scenario, 15*time.Second, &out, append([]string{"BASE_URL=" + baseURL + "/v1"}, env...)...)
+	return code, out
+}
+
+// runNodeScript runs script for scenario in nodeDir with env (and PATH, nothing else of
+// the caller's: no OPENAI_*, ANTHROPIC_* or proxy variable reaches the SDKs), decodes
+// the JSON summary it prints into out, and returns its exit code.
+func runNodeScript(t *testing.T, node, script, scenario string, limit time.Duration, out any, env ...string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs", scenario)
+	cmd := exec.CommandContext(ctx, node, script, scenario)
 	cmd.Dir = nodeDir
-	// No OPENAI_* or proxy variable of the caller's reaches the SDK.
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "BASE_URL=" + baseURL + "/v1", "NODE_NO_WARNINGS=1"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "NODE_NO_WARNINGS=1"}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -49,13 +58,12 @@ func runNodeAt(t *testing.T, node, baseURL, scenario string, env ...string) (int
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("node client.mjs %s: %v\n%s", scenario, err, stderr.Bytes())
+		t.Fatalf("node %s %s: %v\n%s", script, scenario, err, stderr.Bytes())
 	}
-	var out any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("node client.mjs %s exited %d without a JSON summary: %v\nstdout: %s\nstderr: %s", scenario, code, err, stdout.Bytes(), stderr.Bytes())
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("node %s %s exited %d without a JSON summary: %v\nstdout: %s\nstderr: %s", script, scenario, code, err, stdout.Bytes(), stderr.Bytes())
 	}
-	return code, out
+	return code
 }
 
 func decodeJSON(t *testing.T, s string) any {

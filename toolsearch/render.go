@@ -5,7 +5,8 @@ import (
 	"encoding"
 	"encoding/hex"
 	"io"
-	"unicode/utf8"
+
+	"github.com/maskgate/maskgate/backends/oai"
 )
 
 // renderTool writes t as an OpenAI tool object:
@@ -37,57 +38,8 @@ func renderTool(t *Tool) []byte {
 	return append(b, "}}"...)
 }
 
-// appendString appends s as a JSON string. Quote, backslash and control characters are
-// escaped (\n, \r, \t by name, the rest as \u00XX), as are U+2028 and U+2029; invalid
-// UTF-8 becomes U+FFFD; everything else, '<' and '&' included, is written as it is.
-func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			switch r {
-			case '\u2028':
-				b = append(b, `\u2028`...)
-			case '\u2029':
-				b = append(b, `\u2029`...)
-			default:
-				b = append(b, `\ufffd`...)
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string (oai.AppendString).
+func appendString(b []byte, s string) []byte { return oai.AppendString(b, s) }
 
 // Render returns the catalog as an OpenAI "tools" array: the tools in order (see Catalog),
 // comma-separated, no other whitespace. The bytes depend only on the tools, never on map

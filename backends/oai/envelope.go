@@ -118,11 +118,11 @@ func checkMessage(i int, m []byte) error {
 }
 
 func typeError(param, want string, got []byte) *RequestError {
-	return &RequestError{Message: fmt.Sprintf("invalid type for '%s': expected %s, got %s", param, want, kind(got)), Param: param}
+	return &RequestError{Message: fmt.Sprintf("invalid type for '%s': expected %s, got %s", param, want, Kind(got)), Param: param}
 }
 
-// kind names a JSON value's type for error messages.
-func kind(v []byte) string {
+// Kind names a JSON value's type for error messages.
+func Kind(v []byte) string {
 	switch v[0] {
 	case '{':
 		return "an object"

@@ -3,7 +3,6 @@ package responses
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
@@ -90,62 +89,8 @@ func rawArray(vs []json.RawMessage) []byte {
 	return array(bs)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json writes it, without
-// escaping <, > and & (a model's text and a tool's input stay readable): invalid UTF-8
-// becomes U+FFFD, U+2028 and U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string (oai.AppendString).
+func appendString(b []byte, s string) []byte { return oai.AppendString(b, s) }
 
 func quote(s string) []byte { return appendString(nil, s) }
 
@@ -153,22 +98,7 @@ func quote(s string) []byte { return appendString(nil, s) }
 func isAbsent(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
 // kindOf names a JSON value's type for error messages.
-func kindOf(v []byte) string {
-	switch v[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
-}
+func kindOf(v []byte) string { return oai.Kind(v) }
 
 // fields reads the members of one JSON object, naming them for errors under prefix
 // (e.g. "input[3]").
