@@ -58,6 +58,21 @@ type ToolConstrainer interface {
 	ConstrainsTools() bool
 }
 
+// DoorPasser is a backend whose upstream speaks one of the gateway's other doors itself
+// (OpenAI's Responses API, Anthropic's Messages API). A request the gateway does not
+// manage goes to it as the client sent it, and its answer comes back as the upstream
+// sent it: nothing is translated twice.
+type DoorPasser interface {
+	// PassesDoor reports whether the upstream serves door ("responses", "messages").
+	PassesDoor(door string) bool
+	// PassDoor sends body, the client's bytes, to the door's endpoint with rawQuery
+	// (the client's query string, "" for none) and header (the door's own request
+	// headers the client sent, such as anthropic-beta), and returns the upstream's
+	// success response, its body watched for stalls (Upstream.Open); the caller closes
+	// the body, then calls cancel. An error status comes back as an error.
+	PassDoor(ctx context.Context, door, rawQuery string, header http.Header, body []byte) (*http.Response, context.CancelCauseFunc, error)
+}
+
 // CacheIsolator is a backend that honours Request.CacheSalt: requests with different
 // salts never share prefix-cache entries on its engine.
 type CacheIsolator interface {

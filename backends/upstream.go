@@ -44,6 +44,12 @@ var ErrHeaderTimeout = errors.New("upstream did not answer in time")
 // (Watch), so a read fails once the upstream stalls. The caller closes the body and then
 // calls cancel. An error status becomes ResponseError's error.
 func (u *Upstream) Open(parent context.Context, path string, body []byte, accept string) (*http.Response, context.CancelCauseFunc, error) {
+	return u.OpenWith(parent, path, body, accept, nil)
+}
+
+// OpenWith is Open with extra request headers (a client's own, passed on); the
+// upstream's credentials (Authorize) are set after them, so a client cannot replace them.
+func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, accept string, header http.Header) (*http.Response, context.CancelCauseFunc, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	method, rd := http.MethodGet, io.Reader(nil)
 	if body != nil {
@@ -53,6 +59,9 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 	if err != nil {
 		cancel(nil)
 		return nil, nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
+	}
+	for k, vs := range header {
+		req.Header[k] = append([]string(nil), vs...)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

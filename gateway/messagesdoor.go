@@ -21,8 +21,9 @@ const HeaderDroppedTools = "X-Maskgate-Dropped-Tools"
 // messagesDoor is POST /v1/messages: Anthropic's Messages API, translated to the
 // pipeline's Chat Completions and back.
 type messagesDoor struct {
-	s  *Server
-	rq *messages.Request
+	s       *Server
+	rq      *messages.Request
+	relayed anthropicUsage // the usage of a relayed answer
 }
 
 func (*messagesDoor) name() string { return "messages" }
@@ -127,4 +128,24 @@ func randomID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+func (*messagesDoor) native() string { return "messages" }
+
+func (*messagesDoor) passHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	if v := h.Values("Anthropic-Beta"); len(v) > 0 {
+		out["Anthropic-Beta"] = v
+	}
+	return out
+}
+
+// usage reads a message's usage, or a streamed event's (message_start's message's,
+// message_delta's own).
+func (d *messagesDoor) usage(data []byte, u *oai.Usage) bool {
+	if m, ok := oai.Get(data, "message"); ok {
+		data = m
+	}
+	raw, ok := oai.Get(data, "usage")
+	return ok && string(raw) != "null" && d.relayed.add(raw, u)
 }

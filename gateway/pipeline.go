@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
 )
@@ -47,6 +48,10 @@ type request struct {
 	// what may be called, and the gateway's meta-tools stay in the prompt, its bytes
 	// unchanged, but are never allowed.
 	clientSearch bool
+	// refuse, when set, is the answer unless the request is passed to an upstream that
+	// speaks its door (a continuation of a response the gateway does not hold may be one
+	// the upstream does).
+	refuse error
 	// done, when set, is told the answer once it has ended well (a door that stores
 	// responses keeps it).
 	done func()
@@ -135,6 +140,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	plan, err := s.planTools(r, q, rt.up.Name, rt.up.Backend)
 	if err != nil {
 		return err
+	}
+	if plan == nil {
+		if nd, ok := d.(nativeDoor); ok {
+			if p, ok := rt.up.Backend.(backends.DoorPasser); ok && p.PassesDoor(nd.native()) {
+				return s.passNative(w, r, x, p, nd, raw, env.Stream)
+			}
+		}
+	}
+	if q.refuse != nil {
+		return q.refuse
 	}
 	body := q.body
 	x.plan = plan

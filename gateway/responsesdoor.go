@@ -29,6 +29,7 @@ type responsesDoor struct {
 	loaded  []json.RawMessage // tools earlier turns' searches loaded
 	thread  string
 	out     *responses.Writer
+	missing error // previous_response_id names no response of the caller's
 }
 
 func (*responsesDoor) name() string { return "responses" }
@@ -47,8 +48,11 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	if id := rq.PreviousResponseID; id != "" {
 		prev, ok := d.previous(id)
 		if !ok {
-			return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
+			// Unless the request goes to an upstream that keeps its own responses
+			// (passed through as it is), this is the answer.
+			d.missing = &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
 				Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
+			prev = &storedResponse{}
 		}
 		d.history, d.thread, d.loaded = prev.history, prev.thread, prev.loaded
 		if len(d.loaded) > 0 {
@@ -65,7 +69,7 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &request{body: chat, env: env, thread: d.thread}
+	q := &request{body: chat, env: env, thread: d.thread, refuse: d.missing}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
 		q.callable = callableTools(rq.Tools, rq.Deferred)
@@ -260,6 +264,9 @@ func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []by
 func (s *Server) warmUp(w *socketWriter, r *http.Request, body []byte, sess *wsock.Session) {
 	d := &responsesDoor{s: s, ws: sess}
 	q, err := d.decode(r, body)
+	if err == nil {
+		err = q.refuse
+	}
 	if err != nil {
 		d.writeError(w, s.log, err)
 		return
@@ -297,4 +304,23 @@ func clientSearch(rq *responses.Request) bool {
 		}
 	}
 	return false
+}
+
+func (*responsesDoor) native() string { return "responses" }
+
+func (*responsesDoor) passHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	if v := h.Values("OpenAI-Beta"); len(v) > 0 {
+		out["Openai-Beta"] = v
+	}
+	return out
+}
+
+// usage reads a response object's usage, or a streamed event's response's.
+func (*responsesDoor) usage(data []byte, u *oai.Usage) bool {
+	if r, ok := oai.Get(data, "response"); ok {
+		data = r
+	}
+	raw, ok := oai.Get(data, "usage")
+	return ok && string(raw) != "null" && responsesUsage(raw, u)
 }

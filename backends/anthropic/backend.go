@@ -212,3 +212,19 @@ func (b *Backend) Ping(ctx context.Context) error {
 	_, err := b.models(ctx, "/v1/models?limit=1")
 	return err
 }
+
+var _ backends.DoorPasser = (*Backend)(nil)
+
+// PassesDoor: Anthropic serves the Messages API.
+func (b *Backend) PassesDoor(door string) bool { return door == "messages" }
+
+// PassDoor sends a Messages request, as the client wrote it, to POST {base}/v1/messages
+// with its query (?beta=true) and its anthropic-beta header; the version and key are
+// the backend's.
+func (b *Backend) PassDoor(ctx context.Context, door, rawQuery string, header http.Header, body []byte) (*http.Response, context.CancelCauseFunc, error) {
+	path := "/v1/messages"
+	if rawQuery != "" {
+		path += "?" + rawQuery
+	}
+	return b.up.OpenWith(ctx, path, body, "application/json, text/event-stream", header)
+}

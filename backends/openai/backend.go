@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/openaicompat"
@@ -95,4 +96,18 @@ func reportsCachedTokens(body []byte) bool {
 	}
 	return json.Unmarshal(body, &r) == nil && r.Usage != nil && r.Usage.PromptTokensDetails != nil &&
 		r.Usage.PromptTokensDetails.CachedTokens != nil
+}
+
+var _ backends.DoorPasser = (*Backend)(nil)
+
+// PassesDoor: OpenAI serves the Responses API.
+func (b *Backend) PassesDoor(door string) bool { return door == "responses" }
+
+// PassDoor sends a Responses request, as the client wrote it, to POST {base}/responses.
+func (b *Backend) PassDoor(ctx context.Context, door, rawQuery string, header http.Header, body []byte) (*http.Response, context.CancelCauseFunc, error) {
+	path := "/responses"
+	if rawQuery != "" {
+		path += "?" + rawQuery
+	}
+	return b.inner.Open(ctx, path, body, header)
 }

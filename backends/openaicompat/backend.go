@@ -134,3 +134,10 @@ func passHeaders(h http.Header) http.Header {
 	}
 	return out
 }
+
+// Open sends body to path under the base URL (with its credentials and limits) and
+// returns the upstream's success response as it is, for an API other than chat
+// completions that the backend's owner passes through (backends.DoorPasser).
+func (b *Backend) Open(ctx context.Context, path string, body []byte, header http.Header) (*http.Response, context.CancelCauseFunc, error) {
+	return b.up.OpenWith(ctx, path, body, "application/json, text/event-stream", header)
+}

@@ -1,0 +1,176 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
+// nativeDoor is a door some upstreams speak themselves (backends.DoorPasser): when the
+// gateway manages no tools for a request, the client's bytes go to such an upstream
+// untouched and its answer comes back untouched.
+type nativeDoor interface {
+	// native is the door's name among backends.DoorPasser's.
+	native() string
+	// passHeaders picks the client's request headers the upstream must see.
+	passHeaders(h http.Header) http.Header
+	// usage reads the request's usage from a whole answer, or from one event of a
+	// stream into u (events may each carry part of it); false when there was none.
+	usage(data []byte, u *oai.Usage) bool
+}
+
+// passNative relays a request to an upstream that speaks its door: the client's body as
+// it is, the answer as it is (a stream event by event, flushed), with the usage read on
+// the way for accounting and metrics.
+func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange, p backends.DoorPasser, nd nativeDoor, body []byte, stream bool) error {
+	t := s.now()
+	resp, cancel, err := p.PassDoor(r.Context(), nd.native(), r.URL.RawQuery, nd.passHeaders(r.Header), body)
+	x.upstream += s.now().Sub(t)
+	if err != nil {
+		return err
+	}
+	defer cancel(nil)
+	defer resp.Body.Close()
+	copyHeaders(w.Header(), resp.Header)
+	w.Header().Del("Content-Length")
+	var u oai.Usage
+	if !stream {
+		t = s.now()
+		out, err := io.ReadAll(io.LimitReader(resp.Body, x.maxHeld+1))
+		x.upstream += s.now().Sub(t)
+		if err != nil {
+			return err
+		}
+		if int64(len(out)) > x.maxHeld {
+			return backends.TooLarge(x.backend, x.maxHeld)
+		}
+		if nd.usage(out, &u) {
+			x.usage, x.cache = &u, backends.CacheReported
+		}
+		h := w.Header()
+		h.Set("Content-Length", strconv.Itoa(len(out)))
+		h.Set(HeaderStrategy, x.strategy)
+		h.Set(HeaderCache, string(cacheOr(x.cache)))
+		setAccounting(h, "", x.usage, x.cache)
+		x.committed = true
+		w.WriteHeader(resp.StatusCode)
+		t = s.now()
+		_, err = w.Write(out)
+		x.client += s.now().Sub(t)
+		if err != nil {
+			x.status = StatusClientClosed
+		}
+		return nil
+	}
+
+	// A stream: line by line, each event flushed at its blank line; data lines are
+	// read for usage. A line is bounded by the backend's response limit.
+	x.cache = backends.CacheReported // both APIs report cached tokens in their usage
+	rd := bufio.NewReaderSize(resp.Body, 32<<10)
+	var rc *http.ResponseController
+	var line []byte
+	found := false
+	for {
+		t = s.now()
+		chunk, err := rd.ReadSlice('\n')
+		x.upstream += s.now().Sub(t)
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if int64(len(line)) > x.maxHeld {
+				return backends.TooLarge(x.backend, x.maxHeld)
+			}
+			continue
+		}
+		if len(line) > 0 {
+			if !x.committed {
+				commitStream(w, x)
+				rc = http.NewResponseController(w)
+			}
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && nd.usage(bytes.TrimSpace(data), &u) {
+				found = true
+			}
+			end := len(bytes.TrimSpace(line)) == 0
+			if werr := sendFrame(s, w, rc, x, line); werr != nil && end {
+				return gone(r.Context())
+			}
+			line = line[:0]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if clientGone(r.Context()) {
+				return gone(r.Context())
+			}
+			return err // logged and counted; the client's SDK sees the stream end early
+		}
+	}
+	if found {
+		x.usage = &u
+	}
+	return nil
+}
+
+func cacheOr(c backends.CacheSource) backends.CacheSource {
+	if c == "" {
+		return backends.CacheUnknown
+	}
+	return c
+}
+
+// responsesUsage reads a Responses usage object into u.
+func responsesUsage(raw []byte, u *oai.Usage) bool {
+	var v struct {
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		TotalTokens        int `json:"total_tokens"`
+		InputTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	*u = oai.Usage{PromptTokens: v.InputTokens, CompletionTokens: v.OutputTokens, TotalTokens: v.TotalTokens,
+		PromptTokensDetails: &oai.PromptTokensDetails{}}
+	if v.InputTokensDetails != nil {
+		u.PromptTokensDetails.CachedTokens = v.InputTokensDetails.CachedTokens
+	}
+	return true
+}
+
+// anthropicUsage accumulates Anthropic's usage over a message's events: message_start
+// carries the input side, message_delta the output (and, in some versions, the input
+// again); the latest value of each field wins. input_tokens counts what was not read
+// from the cache, so the prompt is it plus cache reads and writes.
+type anthropicUsage struct{ in, read, create, out int }
+
+func (a *anthropicUsage) add(raw []byte, u *oai.Usage) bool {
+	var v struct {
+		InputTokens   *int `json:"input_tokens"`
+		OutputTokens  *int `json:"output_tokens"`
+		CacheRead     *int `json:"cache_read_input_tokens"`
+		CacheCreation *int `json:"cache_creation_input_tokens"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	for _, f := range []struct {
+		v   *int
+		dst *int
+	}{{v.InputTokens, &a.in}, {v.CacheRead, &a.read}, {v.CacheCreation, &a.create}, {v.OutputTokens, &a.out}} {
+		if f.v != nil && (*f.v > 0 || *f.dst == 0) {
+			*f.dst = *f.v
+		}
+	}
+	*u = oai.Usage{PromptTokens: a.in + a.read + a.create, CompletionTokens: a.out,
+		TotalTokens: a.in + a.read + a.create + a.out, PromptTokensDetails: &oai.PromptTokensDetails{CachedTokens: a.read}}
+	return true
+}
