@@ -60,7 +60,7 @@ func nativeGateway(t *testing.T, be backends.Backend, edit func(*gateway.Options
 
 const (
 	// Odd spacing and member order: a re-encoding would show.
-	nativeResponsesReq = `{ "model":"gpt-x",  "input":[{"role":"user","content":"hi"}], "previous_response_id":"resp_upstream1", "store":true,"reasoning":{"effort":"low"} }`
+	nativeResponsesReq  = `{ "model":"gpt-x",  "input":[{"role":"user","content":"hi"}], "previous_response_id":"resp_upstream1", "store":true,"reasoning":{"effort":"low"} }`
 	nativeResponsesResp = `{"id":"resp_2","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello","annotations":[]}]}],` +
 		`"usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":125}, "extra_field_from_the_future": [1, 2]}`
 	nativeResponsesStream = "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_2\",\"status\":\"in_progress\",\"usage\":null}}\n\n" +
@@ -113,8 +113,8 @@ func TestNative_ResponsesPassToOpenAI(t *testing.T) {
 }
 
 const (
-	nativeMessagesReq  = `{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"adaptive"},"context_management":{"edits":[]}}`
-	nativeMessagesResp = `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":0,"output_tokens":7}}`
+	nativeMessagesReq    = `{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"adaptive"},"context_management":{"edits":[]}}`
+	nativeMessagesResp   = `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":0,"output_tokens":7}}`
 	nativeMessagesStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":90,\"cache_creation_input_tokens\":0,\"output_tokens\":1}}}\n\n" +
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hello\"}}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n" +
