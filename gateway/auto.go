@@ -45,13 +45,13 @@ func (c *CostChooser) profile() string {
 }
 
 // Choose returns the model's decision for the backend.
-func (c *CostChooser) Choose(in ChoiceInput) string {
+func (c *CostChooser) Choose(in ChoiceInput) Strategy {
 	if in.Catalog.Tools > 0 {
 		// The first request of a profile must be decided on its catalog, not the
 		// fallback the model gives before it has seen one.
 		c.Model.ObserveCatalog(c.profile(), in.Backend, in.Catalog)
 	}
-	return string(c.Model.Decide(c.profile(), in.Backend).Strategy)
+	return c.Model.Decide(c.profile(), in.Backend).Strategy
 }
 
 // Observe feeds the model.

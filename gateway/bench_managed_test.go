@@ -55,7 +55,7 @@ func BenchmarkOverhead_Managed(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	managed := func(strategy string) http.Handler {
+	managed := func(strategy gateway.Strategy) http.Handler {
 		be, err := vllm.New(openaicompat.Options{Name: "bench", BaseURL: env.upstream.URL + "/v1",
 			Transport: upstreamTransport()})
 		if err != nil {

@@ -32,7 +32,7 @@ type exchange struct {
 	start     time.Time
 	backend   string
 	model     string // metric label
-	strategy  string
+	strategy  Strategy
 	status    int
 	committed bool // response headers are out: errors can only go into the stream
 	stream    bool
@@ -166,7 +166,7 @@ func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Respon
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
-	h.Set(HeaderStrategy, x.strategy)
+	h.Set(HeaderStrategy, string(x.strategy))
 	h.Set(HeaderCache, string(x.cache))
 	setAccounting(h, "", x.usage, x.cache)
 	x.committed = true
@@ -221,13 +221,13 @@ func (s *Server) record(x *exchange) {
 		m.ttft.WithLabelValues(x.backend, x.model).Observe(x.ttft.Seconds())
 	}
 	if u := x.usage; u != nil {
-		m.promptTokens.WithLabelValues(x.backend, x.model, x.strategy, x.door).Add(float64(u.PromptTokens))
-		m.completionToken.WithLabelValues(x.backend, x.model, x.strategy, x.door).Add(float64(u.CompletionTokens))
+		m.promptTokens.WithLabelValues(x.backend, x.model, string(x.strategy), x.door).Add(float64(u.PromptTokens))
+		m.completionToken.WithLabelValues(x.backend, x.model, string(x.strategy), x.door).Add(float64(u.CompletionTokens))
 		a := accounting(u, x.cache)
 		if u.PromptTokensDetails != nil {
-			m.cachedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache), x.door).Add(float64(a.Cached))
+			m.cachedTokens.WithLabelValues(x.backend, x.model, string(x.strategy), string(x.cache), x.door).Add(float64(a.Cached))
 		}
-		m.computedTokens.WithLabelValues(x.backend, x.model, x.strategy, string(x.cache), x.door).Add(float64(a.Computed))
+		m.computedTokens.WithLabelValues(x.backend, x.model, string(x.strategy), string(x.cache), x.door).Add(float64(a.Computed))
 	}
 	s.log.Debug("chat", "request_id", x.id, "key", x.caller.label(), "backend", x.backend, "model", x.model, "door", x.door, "status", x.status, "stream", x.stream,
 		"duration", total, "upstream", x.upstream)

@@ -58,7 +58,7 @@ func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
 	if err != nil {
 		return err
 	}
-	return c.s.whole(c.w, c.x, &backends.Response{Body: out, Strategy: c.x.strategy, Cache: c.x.cache})
+	return c.s.whole(c.w, c.x, &backends.Response{Body: out, Strategy: string(c.x.strategy), Cache: c.x.cache})
 }
 
 func (c *chatSink) Begin(door.Head) error {
@@ -121,7 +121,7 @@ func commitStream(w http.ResponseWriter, x *exchange) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // tell nginx-like proxies in front not to buffer
-	h.Set(HeaderStrategy, x.strategy)
+	h.Set(HeaderStrategy, string(x.strategy))
 	h.Set(HeaderCache, string(x.cache))
 	x.committed = true
 	w.WriteHeader(http.StatusOK)
@@ -189,7 +189,7 @@ func (o *wholeOut) End(finish string, usage *oai.Usage) error {
 	h := o.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set(HeaderStrategy, o.x.strategy)
+	h.Set(HeaderStrategy, string(o.x.strategy))
 	h.Set(HeaderCache, string(o.x.cache))
 	setAccounting(h, "", o.x.usage, o.x.cache)
 	o.x.committed = true

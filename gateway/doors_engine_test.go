@@ -59,7 +59,7 @@ const traceTurns = 6
 
 // traceEngine starts the embedded engine behind a recorder and a gateway with the
 // 110-tool catalog under strategy ("" for none: tools unmanaged).
-func traceEngine(t *testing.T, strategy string) (*recorder, *httptest.Server) {
+func traceEngine(t *testing.T, strategy gateway.Strategy) (*recorder, *httptest.Server) {
 	t.Helper()
 	dir, err := os.UserCacheDir()
 	if err != nil {

@@ -67,13 +67,13 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 	}
 	defer be.Close()
 
-	loadedAt := func(strategy string) func(i int) []string {
+	loadedAt := func(strategy gateway.Strategy) func(i int) []string {
 		return func(i int) []string {
-			loaded, _ := seedGroup(strategy, i)
+			loaded, _ := seedGroup(string(strategy), i)
 			return loaded
 		}
 	}
-	run := func(t *testing.T, strategy string, seeds int) (*recorder, *prometheus.Registry) {
+	run := func(t *testing.T, strategy gateway.Strategy, seeds int) (*recorder, *prometheus.Registry) {
 		obs := &recorder{Backend: be, prompt: renderedPrompt(be)}
 		mem := state.NewMemory(state.Options{})
 		reg := prometheus.NewRegistry()
@@ -92,14 +92,14 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 			if seed%25 == 0 {
 				t.Logf("%s: seed %d at %v", strategy, seed, time.Since(start).Round(time.Millisecond))
 			}
-			loaded, thread := seedGroup(strategy, seed)
+			loaded, thread := seedGroup(string(strategy), seed)
 			mem.Load(testThreads.Thread(state.ThreadInput{Header: thread}), loaded...)
 			body := forcedAmong("tiny", loaded, 40, seed)
 			resp, out := postWithThread(t, gw, body, thread)
 			if resp.StatusCode != 200 {
 				t.Fatalf("seed %d: status %d: %s", seed, resp.StatusCode, out)
 			}
-			if got := resp.Header.Get(gateway.HeaderStrategy); got != strategy {
+			if got := resp.Header.Get(gateway.HeaderStrategy); got != string(strategy) {
 				t.Fatalf("seed %d: strategy %q, want %s", seed, got, strategy)
 			}
 		}

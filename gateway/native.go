@@ -56,7 +56,7 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		}
 		h := w.Header()
 		h.Set("Content-Length", strconv.Itoa(len(out)))
-		h.Set(HeaderStrategy, x.strategy)
+		h.Set(HeaderStrategy, string(x.strategy))
 		h.Set(HeaderCache, string(cacheOr(x.cache)))
 		setAccounting(h, "", x.usage, x.cache)
 		x.committed = true

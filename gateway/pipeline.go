@@ -127,7 +127,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes
 	}
-	x.strategy = "eager" // every tool the client sent reaches the model unchanged
+	x.strategy = StrategyEager // every tool the client sent reaches the model unchanged
 	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
 	if err != nil {
 		return err

@@ -59,7 +59,7 @@ type Options struct {
 	// Strategy is how managed tools reach the engine: StrategyAuto (the default when
 	// empty), StrategyEager, StrategyMask, StrategyAllowedTools, StrategyRemove or
 	// StrategyValidate. Mask on a backend that cannot constrain decoding is validate.
-	Strategy string
+	Strategy Strategy
 	// Chooser picks the strategy under StrategyAuto. If nil, auto is mask where the
 	// backend constrains decoding and remove elsewhere.
 	Chooser Chooser

@@ -14,36 +14,40 @@ import (
 	"github.com/maskgate/maskgate/toolsearch/policy"
 )
 
+// Strategy is how managed tools reach the engine: kvcache's type, so the gateway, the
+// cost model and the auto strategy name strategies with one type. Its values are those of
+// the strategy: setting and the X-Maskgate-Strategy header.
+type Strategy = kvcache.Strategy
+
 // Tool strategies, as configured (strategy:) and as reported in X-Maskgate-Strategy.
 const (
 	// StrategyAuto picks per request from what the backend can do and, when a
 	// Chooser is set, a cost model.
-	StrategyAuto = "auto"
+	StrategyAuto Strategy = "auto"
 	// StrategyEager sends the whole catalog and no meta-tools.
-	StrategyEager = "eager"
+	StrategyEager = kvcache.StrategyEager
 	// StrategyMask sends the meta-tools and the whole catalog, byte-identical
 	// whatever is loaded, and has the backend enforce the loaded set while decoding.
-	StrategyMask = "mask"
+	StrategyMask = kvcache.StrategyMask
 	// StrategyAllowedTools sends the same prompt as mask and the loaded set as an
 	// OpenAI tool_choice of type allowed_tools, for the engine to honour.
-	StrategyAllowedTools = "allowed_tools"
+	StrategyAllowedTools = kvcache.StrategyAllowedTools
 	// StrategyRemove sends the meta-tools and the loaded tools in load order.
-	StrategyRemove = "remove"
+	StrategyRemove = kvcache.StrategyRemove
 	// StrategyValidate sends the same prompt as mask and constrains nothing: a call
 	// outside the loaded set is answered to the model and retried.
-	StrategyValidate = "validate"
+	StrategyValidate = kvcache.StrategyValidate
 )
 
-// Capabilities is what a backend can do for a strategy.
-type Capabilities struct {
-	// Constrains: the backend enforces Request.Allowed while decoding.
-	Constrains bool
-}
+// Capabilities is what a backend can do for a strategy: kvcache's type. The gateway
+// reads Constrains from the backend (backends.ToolConstrainer); the cost model's other
+// fields come from configuration (cmd/gateway).
+type Capabilities = kvcache.Capabilities
 
 // Chooser decides the strategy of strategy auto per profile and backend. It is
 // called once per managed request with the strategies the backend can do.
 type Chooser interface {
-	Choose(c ChoiceInput) string
+	Choose(c ChoiceInput) Strategy
 }
 
 // ChoiceInput is what a Chooser decides from.
@@ -68,7 +72,7 @@ func capabilities(be backends.Backend) Capabilities {
 // Under auto with a Chooser, a thread keeps the strategy its first request got: a
 // switch in mid-conversation would break its prefix, so the Chooser's changes reach new
 // conversations only.
-func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) string {
+func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) Strategy {
 	caps := capabilities(be)
 	st := s.opt.Strategy
 	if st == StrategyAuto || st == "" {
@@ -97,23 +101,23 @@ func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolse
 // starts over, which costs a forgotten thread at most one re-decision.
 type strategyPins struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]Strategy
 }
 
 const maxPins = 1 << 16
 
-func (p *strategyPins) get(key string) (string, bool) {
+func (p *strategyPins) get(key string) (Strategy, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok := p.m[key]
 	return st, ok
 }
 
-func (p *strategyPins) set(key, st string) {
+func (p *strategyPins) set(key string, st Strategy) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil || len(p.m) >= maxPins {
-		p.m = make(map[string]string)
+		p.m = make(map[string]Strategy)
 	}
 	p.m[key] = st
 }
@@ -122,11 +126,11 @@ func (p *strategyPins) set(key, st string) {
 // the gateway left the tools to it (an unmanaged request: e.g. a forced call it enforced
 // is mask) or asked it to mask (it may say it could only validate); under the gateway's
 // other strategies the gateway's label stands, whatever the engine did within them.
-func backendLabel(p *toolPlan, gateway, backend string) string {
+func backendLabel(p *toolPlan, gateway Strategy, backend string) Strategy {
 	if backend == "" || (p != nil && p.strategy != StrategyMask) {
 		return gateway
 	}
-	return backend
+	return Strategy(backend)
 }
 
 // wholeCatalog reports whether the engine sees every tool of the catalog.
@@ -170,7 +174,7 @@ func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model str
 		req.Thread = p.thread
 		if p.wholeCatalog() {
 			// toolsArray's bytes depend on nothing else.
-			req.ToolsID = p.cat.Version() + "/" + p.strategy + "/" + boolJSON(s.opt.AutoLoad)
+			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(s.opt.AutoLoad)
 		}
 	}
 	return req

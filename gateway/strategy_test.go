@@ -23,7 +23,7 @@ const stopReply = `{"id":"r","object":"chat.completion","created":1,"model":"m1"
 
 // strategyGateway serves the 25-tool catalog under strategy with a scripted upstream,
 // wrapped by wrap when not nil.
-func strategyGateway(t *testing.T, sc *scripted, strategy string, wrap func(backends.Backend) backends.Backend) (*httptest.Server, *prometheus.Registry) {
+func strategyGateway(t *testing.T, sc *scripted, strategy gateway.Strategy, wrap func(backends.Backend) backends.Backend) (*httptest.Server, *prometheus.Registry) {
 	t.Helper()
 	up := httptest.NewServer(sc.handler(t))
 	t.Cleanup(up.Close)
@@ -66,8 +66,8 @@ func TestStrategy_EagerSendsTheWholeCatalogAndNoMetaTools(t *testing.T) {
 }
 
 func TestStrategy_ValidateKeepsTheCatalogAndAnswersStrayCalls(t *testing.T) {
-	for _, configured := range []string{gateway.StrategyValidate, gateway.StrategyMask} {
-		t.Run(configured, func(t *testing.T) {
+	for _, configured := range []gateway.Strategy{gateway.StrategyValidate, gateway.StrategyMask} {
+		t.Run(string(configured), func(t *testing.T) {
 			sc := &scripted{replies: []string{callReply("c1", "github_create_issue", `{"x":"bug"}`), stopReply}}
 			gw, reg := strategyGateway(t, sc, configured, nil)
 			resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"file a bug"}]}`, "v")
@@ -150,10 +150,10 @@ func TestStrategy_AutoWithoutChooserFollowsTheBackend(t *testing.T) {
 
 type fixedChooser struct {
 	got []gateway.ChoiceInput
-	say string
+	say gateway.Strategy
 }
 
-func (f *fixedChooser) Choose(in gateway.ChoiceInput) string {
+func (f *fixedChooser) Choose(in gateway.ChoiceInput) gateway.Strategy {
 	f.got = append(f.got, in)
 	return f.say
 }
@@ -269,7 +269,7 @@ func TestAuto_CostChooserLearnsFromRequests(t *testing.T) {
 
 type flipChooser struct{ n int }
 
-func (f *flipChooser) Choose(gateway.ChoiceInput) string {
+func (f *flipChooser) Choose(gateway.ChoiceInput) gateway.Strategy {
 	f.n++
 	if f.n%2 == 1 {
 		return gateway.StrategyRemove
@@ -320,9 +320,10 @@ func (l *labelling) ChatCompletion(ctx context.Context, req *backends.Request) (
 
 func TestStrategy_BackendsLabelCountsOnlyUnderMaskOrUnmanaged(t *testing.T) {
 	cases := []struct {
-		strategy, say string
-		constrains    bool
-		want          string
+		strategy   gateway.Strategy
+		say        string
+		constrains bool
+		want       string
 	}{
 		{gateway.StrategyRemove, "mask", true, "remove"}, // the engine masked within remove: still remove
 		{gateway.StrategyAllowedTools, "mask", true, "allowed_tools"},
@@ -330,7 +331,7 @@ func TestStrategy_BackendsLabelCountsOnlyUnderMaskOrUnmanaged(t *testing.T) {
 		{gateway.StrategyMask, "", true, "mask"},
 	}
 	for _, c := range cases {
-		t.Run(c.strategy+"_"+c.say, func(t *testing.T) {
+		t.Run(string(c.strategy)+"_"+c.say, func(t *testing.T) {
 			sc := &scripted{replies: []string{stopReply}}
 			gw, _ := strategyGateway(t, sc, c.strategy, func(b backends.Backend) backends.Backend {
 				return &labelling{Backend: b, say: c.say, constrains: c.constrains}

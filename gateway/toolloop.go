@@ -54,7 +54,7 @@ func (s *Server) countDisabled(x *exchange, p *toolPlan, calls []oai.ToolCall, o
 	}
 	p.strays += n
 	if n > 0 {
-		s.metrics.disabledCalls.WithLabelValues(x.backend, x.strategy, outcome).Add(float64(n))
+		s.metrics.disabledCalls.WithLabelValues(x.backend, string(x.strategy), outcome).Add(float64(n))
 	}
 }
 

@@ -40,7 +40,7 @@ type toolPlan struct {
 	clientMsgs int
 	// strategy is how tools reach the engine (Strategy* constants). Under every one but
 	// remove the engine sees the whole catalog, byte-identical whatever is loaded.
-	strategy string
+	strategy Strategy
 
 	// What a learning Chooser is told at the end.
 	newSession    bool              // no assistant message yet

@@ -83,8 +83,8 @@ type Config struct {
 	Progress io.Writer
 }
 
-var allStrategies = []string{gateway.StrategyEager, gateway.StrategyRemove, gateway.StrategyMask,
-	gateway.StrategyAllowedTools, gateway.StrategyValidate, gateway.StrategyAuto}
+var allStrategies = []string{string(gateway.StrategyEager), string(gateway.StrategyRemove), string(gateway.StrategyMask),
+	string(gateway.StrategyAllowedTools), string(gateway.StrategyValidate), string(gateway.StrategyAuto)}
 
 func (c Config) withDefaults() Config {
 	if c.Target == "" {

@@ -26,7 +26,7 @@ func TestEmbedded_ShortReplayOnTheTinyModel(t *testing.T) {
 	}
 	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
 	c := Config{Target: TargetEmbedded, Catalogs: []int{20}, Scenarios: []string{ScenarioFresh},
-		Strategies: []string{gateway.StrategyMask, gateway.StrategyRemove}, Turns: 3, Gen: 4, NumCtx: 8192}.withDefaults()
+		Strategies: []string{string(gateway.StrategyMask), string(gateway.StrategyRemove)}, Turns: 3, Gen: 4, NumCtx: 8192}.withDefaults()
 	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: c.NumCtx, Slots: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestEmbedded_ShortReplayOnTheTinyModel(t *testing.T) {
 // are the engine's own; the margins allow for the run's number in the system prompt.
 func TestEmbedded_TheREADMEFigures(t *testing.T) {
 	c := Config{Target: TargetEmbedded, Seed: 1, Catalogs: []int{20}, Scenarios: []string{ScenarioProfile},
-		Strategies: []string{gateway.StrategyMask, gateway.StrategyRemove}, Sessions: 4, Turns: 10, Gen: 4}.withDefaults()
+		Strategies: []string{string(gateway.StrategyMask), string(gateway.StrategyRemove)}, Sessions: 4, Turns: 10, Gen: 4}.withDefaults()
 	tg, err := newTarget(c)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestEmbedded_TheREADMEFigures(t *testing.T) {
 	for _, r := range rep.Runs {
 		runs[r.Strategy] = r
 	}
-	mask, remove := runs[gateway.StrategyMask], runs[gateway.StrategyRemove]
+	mask, remove := runs[string(gateway.StrategyMask)], runs[string(gateway.StrategyRemove)]
 	if math.Abs(mask.ComputedLater-760) > 0.05*760 || math.Abs(remove.ComputedLater-2658) > 0.05*2658 {
 		t.Errorf("from the second session on, mask computed %.0f tokens a session and remove %.0f; the README quotes 760 and 2,658 (±5%%)", mask.ComputedLater, remove.ComputedLater)
 	}

@@ -44,12 +44,12 @@ func TestQuick_SaneAccountingAndEveryFileWritten(t *testing.T) {
 	runs := map[string]RunResult{}
 	for _, r := range rep.Runs {
 		runs[r.Scenario+"/"+r.Strategy] = r
-		if r.Strategy != gateway.StrategyAuto && r.Served != r.Strategy {
+		if r.Strategy != string(gateway.StrategyAuto) && r.Served != r.Strategy {
 			t.Errorf("%s/%s: served %q", r.Scenario, r.Strategy, r.Served)
 		}
-		if r.Strategy == gateway.StrategyAuto {
+		if r.Strategy == string(gateway.StrategyAuto) {
 			for _, st := range strings.Split(r.Served, "+") {
-				if st == gateway.StrategyAuto || !slices.Contains(allStrategies, st) {
+				if st == string(gateway.StrategyAuto) || !slices.Contains(allStrategies, st) {
 					t.Errorf("%s/auto: served %q", r.Scenario, r.Served)
 				}
 			}
@@ -159,13 +159,13 @@ func TestReplay_StraysReachTheGatewayOnlyUnderValidate(t *testing.T) {
 	computed := map[string]int{}
 	for _, r := range rep.Runs {
 		computed[r.Strategy] = r.Sessions[0].Computed
-		wantSome := r.Strategy == gateway.StrategyValidate
+		wantSome := r.Strategy == string(gateway.StrategyValidate)
 		if (r.DisabledMetric > 0) != wantSome {
 			t.Errorf("%s: %d disabled calls", r.Strategy, r.DisabledMetric)
 		}
 	}
-	if computed[gateway.StrategyValidate] <= computed[gateway.StrategyMask] {
-		t.Errorf("validate computed %d, mask %d: the retries cost nothing?", computed[gateway.StrategyValidate], computed[gateway.StrategyMask])
+	if computed[string(gateway.StrategyValidate)] <= computed[string(gateway.StrategyMask)] {
+		t.Errorf("validate computed %d, mask %d: the retries cost nothing?", computed[string(gateway.StrategyValidate)], computed[string(gateway.StrategyMask)])
 	}
 }
 

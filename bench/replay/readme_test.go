@@ -68,36 +68,36 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 	}
 
 	for _, n := range []int{20, 100, 500} {
-		mask, remove := get(n, ScenarioProfile, gateway.StrategyMask), get(n, ScenarioProfile, gateway.StrategyRemove)
+		mask, remove := get(n, ScenarioProfile, string(gateway.StrategyMask)), get(n, ScenarioProfile, string(gateway.StrategyRemove))
 		// "mask … computes 0.21–0.22× what remove does from a profile's second session on
 		// (target ≤ 0.35×)".
 		if q := mask.ComputedLater / remove.ComputedLater; !(q <= 0.25) {
 			t.Errorf("%d tools: mask computes %.2f× remove's tokens from the second session on; the README quotes 0.21–0.22×", n, q)
 		}
 		// "Eager computes least".
-		if eager := get(n, ScenarioProfile, gateway.StrategyEager); !(eager.ComputedLater < mask.ComputedLater) {
+		if eager := get(n, ScenarioProfile, string(gateway.StrategyEager)); !(eager.ComputedLater < mask.ComputedLater) {
 			t.Errorf("%d tools: eager computed %.0f, mask %.0f; the README says eager computes least", n, eager.ComputedLater, mask.ComputedLater)
 		}
 		// "validate makes one per stray (9–11 per 10 sessions) and pays a retry round for
 		// each"; mask makes none, by the scripted model's construction.
-		validate := get(n, ScenarioProfile, gateway.StrategyValidate)
+		validate := get(n, ScenarioProfile, string(gateway.StrategyValidate))
 		if d := validate.DisabledMetric; d < 7 || d > 14 || !(validate.ComputedLater > mask.ComputedLater) {
 			t.Errorf("%d tools: validate made %d disabled calls over 10 sessions and computed %.0f (mask %.0f); the README quotes 9–11, each paid for",
 				n, d, validate.ComputedLater, mask.ComputedLater)
 		}
 		for _, sc := range c.Scenarios {
-			if d := get(n, sc, gateway.StrategyMask).DisabledMetric; d != 0 {
+			if d := get(n, sc, string(gateway.StrategyMask)).DisabledMetric; d != 0 {
 				t.Errorf("%d tools, %s: %d disabled calls under mask from a script that never strays where the allowed set refuses", n, sc, d)
 			}
 			// "Auto serves remove here … within 5 % of the cheapest strategy open to it in
 			// every scenario (×1.00)" in modelled engine seconds.
-			auto := get(n, sc, gateway.StrategyAuto)
-			if auto.Served != gateway.StrategyRemove {
+			auto := get(n, sc, string(gateway.StrategyAuto))
+			if auto.Served != string(gateway.StrategyRemove) {
 				t.Errorf("%d tools, %s: auto served %s; the README says remove", n, sc, auto.Served)
 			}
 			best := math.Inf(1)
 			for _, st := range c.Strategies {
-				if st == gateway.StrategyAuto || (st == gateway.StrategyEager && n >= 20) {
+				if st == string(gateway.StrategyAuto) || (st == string(gateway.StrategyEager) && n >= 20) {
 					continue // eager is open to auto only under 20 tools
 				}
 				best = min(best, get(n, sc, st).EngineSeconds)
@@ -113,16 +113,16 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 	// 98.9 %".
 	for _, n := range []int{100, 500} {
 		for _, sc := range c.Scenarios {
-			if h := get(n, sc, gateway.StrategyMask).HitRateAfterFirst; !(h >= 0.995) {
+			if h := get(n, sc, string(gateway.StrategyMask)).HitRateAfterFirst; !(h >= 0.995) {
 				t.Errorf("%d tools, %s: mask cached %.2f%% after the first turn; the README quotes 99.7–99.9%%", n, sc, 100*h)
 			}
 		}
-		if h := get(n, ScenarioProfile, gateway.StrategyRemove).HitRateAfterFirst; !(h >= 0.85 && h <= 0.89) {
+		if h := get(n, ScenarioProfile, string(gateway.StrategyRemove)).HitRateAfterFirst; !(h >= 0.85 && h <= 0.89) {
 			t.Errorf("%d tools, profile: remove cached %.2f%% after the first turn; the README quotes 87%%", n, 100*h)
 		}
 	}
 	for _, sc := range []string{ScenarioFresh, ScenarioProfile} {
-		if h := get(20, sc, gateway.StrategyMask).HitRateAfterFirst; !(h >= 0.985 && h < 0.99) {
+		if h := get(20, sc, string(gateway.StrategyMask)).HitRateAfterFirst; !(h >= 0.985 && h < 0.99) {
 			t.Errorf("20 tools, %s: mask cached %.2f%% after the first turn; the README quotes 98.9%%, under the 99%% target", sc, 100*h)
 		}
 	}

@@ -211,7 +211,7 @@ func checks(rep *Report) []Check {
 				}
 				return nil
 			}
-			mask, remove, auto := get(gateway.StrategyMask), get(gateway.StrategyRemove), get(gateway.StrategyAuto)
+			mask, remove, auto := get(string(gateway.StrategyMask)), get(string(gateway.StrategyRemove)), get(string(gateway.StrategyAuto))
 			if mask != nil {
 				out = append(out, Check{Catalog: n, Scenario: sc, Target: "mask: ≥ 99% of prompt tokens cached after turn 0",
 					Value: mask.HitRateAfterFirst, Met: mask.HitRateAfterFirst >= 0.99,
@@ -234,7 +234,7 @@ func checks(rep *Report) []Check {
 				cheapest := func(metric func(*RunResult) float64, keep func(string) bool) (float64, string) {
 					best, bestSt := math.Inf(1), ""
 					for _, st := range rep.Settings.Strategies {
-						if r := get(st); r != nil && st != gateway.StrategyAuto && keep(st) && metric(r) < best {
+						if r := get(st); r != nil && gateway.Strategy(st) != gateway.StrategyAuto && keep(st) && metric(r) < best {
 							best, bestSt = metric(r), st
 						}
 					}
@@ -252,7 +252,9 @@ func checks(rep *Report) []Check {
 				// mean something (modelled, or a real engine), hold it to those too, over
 				// all fixed strategies and over those auto may choose (eager only for
 				// small catalogs: a model picks tools worse among many).
-				open := func(st string) bool { return st != gateway.StrategyEager || n < kvcache.DefaultEagerMaxTools }
+				open := func(st string) bool {
+					return gateway.Strategy(st) != gateway.StrategyEager || n < kvcache.DefaultEagerMaxTools
+				}
 				if rep.Target.TimesCount || rep.Target.Kind == "model" {
 					for _, c := range []struct {
 						target string

@@ -83,7 +83,7 @@ func warmUp(ctx context.Context, c Config, t target) error {
 	w := c
 	w.Turns, w.Progress = 2, io.Discard
 	start := time.Now()
-	if _, err := replayRun(ctx, w, t, cat, ix, ScenarioFresh, gateway.StrategyMask, 0, nil); err != nil {
+	if _, err := replayRun(ctx, w, t, cat, ix, ScenarioFresh, string(gateway.StrategyMask), 0, nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Progress, "warm-up session (not measured): %.1fs\n", time.Since(start).Seconds())
@@ -122,11 +122,11 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 		Upstreams: []gateway.Upstream{{Name: "replay", Kind: t.info().Kind, Models: []string{"*"}, Backend: be}},
 		Tools:     ix,
 		State:     state.NewMemory(state.Options{}),
-		Strategy:  strategy,
+		Strategy:  gateway.Strategy(strategy),
 		Registry:  reg,
 		Tokens:    counter,
 	}
-	if strategy == gateway.StrategyAuto {
+	if gateway.Strategy(strategy) == gateway.StrategyAuto {
 		opt.Chooser = &gateway.CostChooser{Model: kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"replay": t.engine()}})}
 	}
 	srv := httptest.NewServer(gateway.New(opt))

@@ -264,7 +264,7 @@ func TestLlamaServerE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := httpResp.Header.Get(gateway.HeaderStrategy); got != gateway.StrategyMask {
+		if got := httpResp.Header.Get(gateway.HeaderStrategy); got != string(gateway.StrategyMask) {
 			t.Errorf("%s = %q, want mask (format detected as constrainable)", gateway.HeaderStrategy, got)
 		}
 	})

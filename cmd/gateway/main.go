@@ -170,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var chooser gateway.Chooser
-	if cfg.Strategy == gateway.StrategyAuto {
+	if gateway.Strategy(cfg.Strategy) == gateway.StrategyAuto {
 		cm := costModel(ups)
 		if err := cm.Register(reg); err != nil {
 			fmt.Fprintf(stderr, "gateway: auto strategy metrics: %v\n", err)
@@ -192,7 +192,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SearchMinScore:  cfg.Search.MinScore,
 		State:           threads,
 		EagerBelow:      cfg.Search.EagerBelow,
-		Strategy:        cfg.Strategy,
+		Strategy:        gateway.Strategy(cfg.Strategy),
 		ToolMode:        cfg.Search.Mode,
 		MaxRounds:       cfg.Search.MaxRounds,
 		AutoLoad:        cfg.Search.AutoLoad,
