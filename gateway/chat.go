@@ -163,21 +163,31 @@ func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Respon
 	}
 	x.usage = parsed.Usage
 	x.cache = cacheSource(resp.Cache, parsed.Usage)
+	s.writeWhole(w, x, http.StatusOK, resp.Body)
+	return nil
+}
+
+// writeWhole sends a whole answer, whatever its door, with the gateway's headers:
+// strategy, cache source and the accounting of x.usage. A failed write is the client
+// gone (499 in logs and metrics).
+func (s *Server) writeWhole(w http.ResponseWriter, x *exchange, status int, body []byte) {
+	if x.cache == "" {
+		x.cache = backends.CacheUnknown
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set(HeaderStrategy, string(x.strategy))
 	h.Set(HeaderCache, string(x.cache))
 	setAccounting(h, "", x.usage, x.cache)
 	x.committed = true
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	t := s.now()
-	_, err := w.Write(resp.Body)
+	_, err := w.Write(body)
 	x.client += s.now().Sub(t)
 	if err != nil {
 		x.status = StatusClientClosed
 	}
-	return nil
 }
 
 // cacheSource is the backend's own word, else "reported" when the usage carries the

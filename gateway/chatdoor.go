@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -58,7 +57,8 @@ func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
 	if err != nil {
 		return err
 	}
-	return c.s.whole(c.w, c.x, &backends.Response{Body: out, Strategy: string(c.x.strategy), Cache: c.x.cache})
+	c.s.writeWhole(c.w, c.x, http.StatusOK, out) // the loop set x.usage and x.cache
+	return nil
 }
 
 func (c *chatSink) Begin(door.Head) error {
@@ -185,20 +185,6 @@ func (o *wholeOut) End(finish string, usage *oai.Usage) error {
 	if err := o.bodySink.End(finish, usage); err != nil {
 		return err
 	}
-	body := o.Body()
-	h := o.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set(HeaderStrategy, string(o.x.strategy))
-	h.Set(HeaderCache, string(o.x.cache))
-	setAccounting(h, "", o.x.usage, o.x.cache)
-	o.x.committed = true
-	o.w.WriteHeader(http.StatusOK)
-	t := o.s.now()
-	_, err := o.w.Write(body)
-	o.x.client += o.s.now().Sub(t)
-	if err != nil {
-		o.x.status = StatusClientClosed
-	}
+	o.s.writeWhole(o.w, o.x, http.StatusOK, o.Body())
 	return nil
 }

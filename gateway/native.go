@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -54,19 +53,7 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		if nd.usage(out, &u) {
 			x.usage, x.cache = &u, backends.CacheReported
 		}
-		h := w.Header()
-		h.Set("Content-Length", strconv.Itoa(len(out)))
-		h.Set(HeaderStrategy, string(x.strategy))
-		h.Set(HeaderCache, string(cacheOr(x.cache)))
-		setAccounting(h, "", x.usage, x.cache)
-		x.committed = true
-		w.WriteHeader(resp.StatusCode)
-		t = s.now()
-		_, err = w.Write(out)
-		x.client += s.now().Sub(t)
-		if err != nil {
-			x.status = StatusClientClosed
-		}
+		s.writeWhole(w, x, resp.StatusCode, out)
 		return nil
 	}
 
@@ -116,13 +103,6 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		x.usage = &u
 	}
 	return nil
-}
-
-func cacheOr(c backends.CacheSource) backends.CacheSource {
-	if c == "" {
-		return backends.CacheUnknown
-	}
-	return c
 }
 
 // responsesUsage reads a Responses usage object into u.
