@@ -82,13 +82,17 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 
 // requestUsage sets stream_options.include_usage to true, keeping any other options.
 func requestUsage(req *oai.Object) []byte {
-	opts := []byte(`{"include_usage":true}`)
+	return req.Set("stream_options", usageOptions(req))
+}
+
+// usageOptions is req's stream_options with include_usage true.
+func usageOptions(req *oai.Object) []byte {
 	if cur, ok := req.Get("stream_options"); ok {
 		if so, err := oai.ParseObject(cur); err == nil {
-			opts = so.Set("include_usage", []byte("true"))
+			return so.Set("include_usage", []byte("true"))
 		}
 	}
-	return req.Set("stream_options", opts)
+	return []byte(`{"include_usage":true}`)
 }
 
 // bodyReader reads request bodies into scratch buffers that grow with what arrives,

@@ -122,11 +122,8 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 				return fail(err)
 			}
 		}
-		if stream {
-			if o, err := oai.ParseObject(body); err == nil {
-				body = requestUsage(o)
-			}
-		}
+		// A streamed body asks for usage already: the doors write it so, and so does
+		// upstreamBody.
 		t := s.now()
 		resp, err := be.ChatCompletion(ctx, s.backendRequest(x, p, body, q.env.Model, stream))
 		x.upstream += s.now().Sub(t)

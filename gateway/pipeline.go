@@ -188,14 +188,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt route, plan *toolPlan, env *oai.Envelope, body []byte) error {
 	// The gateway needs usage on every stream for its accounting; a client that did not
 	// ask for it gets the stream without it.
-	dropUsage := false
-	if env.Stream && !env.IncludeUsage {
+	dropUsage := env.Stream && !env.IncludeUsage
+	if dropUsage && plan == nil { // upstreamBody asked already
 		obj, err := oai.ParseObject(body)
 		if err != nil {
 			return err
 		}
 		body = requestUsage(obj)
-		dropUsage = true
 	}
 	t := s.now()
 	resp, err := rt.up.Backend.ChatCompletion(r.Context(), s.backendRequest(x, plan, body, env.Model, env.Stream))

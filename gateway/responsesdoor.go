@@ -226,24 +226,19 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 
 // socketMessage runs one client message of a socket.
 func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []byte, sess *wsock.Session) {
-	typ, _ := oai.Get(msg, "type")
-	if string(typ) != `"response.create"` {
-		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "type", Code: "unknown_event",
-			Message: "unsupported event type " + string(typ) + "; send response.create"})
-		return
-	}
-	body, err := oai.Delete(msg, "type")
-	if err == nil {
-		body, err = oai.Delete(body, "stream")
-	}
-	generate, _ := oai.Get(body, "generate")
-	if err == nil {
-		body, err = oai.Delete(body, "generate")
-	}
+	obj, err := oai.ParseObject(msg) // wsock lets only JSON objects through
 	if err != nil {
 		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_json", Message: err.Error()})
 		return
 	}
+	if typ, _ := obj.Get("type"); string(typ) != `"response.create"` {
+		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "type", Code: "unknown_event",
+			Message: "unsupported event type " + string(typ) + "; send response.create"})
+		return
+	}
+	generate, _ := obj.Get("generate")
+	// The transport's fields go; the rest is the body, in one copy.
+	body := obj.Edit(oai.Edit{Key: "type", Delete: true}, oai.Edit{Key: "stream", Delete: true}, oai.Edit{Key: "generate", Delete: true})
 	id := newRequestID("")
 	ctx = context.WithValue(context.WithValue(ctx, requestIDKey{}, id), callerKey{}, callerOf(base.Context()))
 	r := base.Clone(ctx)

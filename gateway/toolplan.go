@@ -251,7 +251,8 @@ func (s *Server) active(p *toolPlan) []string {
 
 // upstreamBody rewrites the client's request for the engine: tools become the
 // meta-tools followed by the loaded tools in load order (so loads only ever append),
-// messages become the spliced conversation, and internal rounds do not stream.
+// messages become the spliced conversation, and a streamed round asks for usage (the
+// gateway counts every round).
 func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte, error) {
 	tools := s.toolsArray(p)
 	msgs := make([]byte, 0, 1024)
@@ -282,6 +283,10 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 		}
 	} else if p.toolChoice != nil {
 		edits = append(edits, oai.Edit{Key: "tool_choice", Value: p.toolChoice})
+	}
+	if stream {
+		// Last, so the member lands where requestUsage after the edits put it.
+		edits = append(edits, oai.Edit{Key: "stream_options", Value: usageOptions(req)})
 	}
 	return req.Edit(edits...), nil
 }
