@@ -140,12 +140,14 @@ func (*messagesDoor) passHeaders(h http.Header) http.Header {
 	return out
 }
 
-// usage reads a message's usage, or a streamed event's (message_start's message's,
+// inspect reads a message's usage, or a streamed event's (message_start's message's,
 // message_delta's own).
-func (d *messagesDoor) usage(data []byte, u *oai.Usage) bool {
+func (d *messagesDoor) inspect(data []byte, u *oai.Usage) bool {
 	if m, ok := oai.Get(data, "message"); ok {
 		data = m
 	}
 	raw, ok := oai.Get(data, "usage")
 	return ok && string(raw) != "null" && d.relayed.add(raw, u)
 }
+
+func (*messagesDoor) failEvent(e door.Error) (string, []byte) { return "error", messages.ErrorBody(e) }

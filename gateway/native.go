@@ -10,6 +10,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/door"
 )
 
 // nativeDoor is a door some upstreams speak themselves (backends.DoorPasser): when the
@@ -20,9 +21,11 @@ type nativeDoor interface {
 	native() string
 	// passHeaders picks the client's request headers the upstream must see.
 	passHeaders(h http.Header) http.Header
-	// usage reads the request's usage from a whole answer, or from one event of a
+	// inspect reads the request's usage from a whole answer, or from one event of a
 	// stream into u (events may each carry part of it); false when there was none.
-	usage(data []byte, u *oai.Usage) bool
+	inspect(data []byte, u *oai.Usage) bool
+	// failEvent is the door's in-stream error event for e, after the events inspected.
+	failEvent(e door.Error) (name string, data []byte)
 }
 
 // passNative relays a request to an upstream that speaks its door: the client's body as
@@ -50,20 +53,20 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		if int64(len(out)) > x.maxHeld {
 			return backends.TooLarge(x.backend, x.maxHeld)
 		}
-		if nd.usage(out, &u) {
+		if nd.inspect(out, &u) {
 			x.usage, x.cache = &u, backends.CacheReported
 		}
 		s.writeWhole(w, x, resp.StatusCode, out)
 		return nil
 	}
 
-	// A stream: line by line, each event flushed at its blank line; data lines are
-	// read for usage. A line is bounded by the backend's response limit.
+	// A stream: line by line as it comes, each event flushed at its blank line; data
+	// lines are read for usage. A line is bounded by the backend's response limit.
 	x.cache = backends.CacheReported // both APIs report cached tokens in their usage
 	rd := bufio.NewReaderSize(resp.Body, 32<<10)
 	var rc *http.ResponseController
 	var line []byte
-	found := false
+	found, midEvent := false, false
 	for {
 		t = s.now()
 		chunk, err := rd.ReadSlice('\n')
@@ -71,38 +74,75 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if int64(len(line)) > x.maxHeld {
-				return backends.TooLarge(x.backend, x.maxHeld)
+				return s.relayFailed(w, rc, x, nd, midEvent, backends.TooLarge(x.backend, x.maxHeld))
 			}
 			continue
 		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A partial line is dropped: only whole lines reach the client.
+			if clientGone(r.Context()) {
+				return gone(r.Context())
+			}
+			return s.relayFailed(w, rc, x, nd, midEvent, backends.ReadError(x.backend, r.Context(), err, true))
+		}
 		if len(line) > 0 {
+			if err != nil { // the upstream's last bytes, without their newline
+				line = append(line, '\n')
+			}
 			if !x.committed {
 				commitStream(w, x)
 				rc = http.NewResponseController(w)
 			}
-			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && nd.usage(bytes.TrimSpace(data), &u) {
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && nd.inspect(bytes.TrimSpace(data), &u) {
 				found = true
 			}
-			end := len(bytes.TrimSpace(line)) == 0
-			if werr := sendFrame(s, w, rc, x, line); werr != nil && end {
+			midEvent = len(bytes.TrimSpace(line)) > 0
+			if werr := s.writeLine(w, rc, x, line, !midEvent); werr != nil {
 				return gone(r.Context())
 			}
 			line = line[:0]
 		}
-		if err == io.EOF {
-			break
-		}
 		if err != nil {
-			if clientGone(r.Context()) {
-				return gone(r.Context())
-			}
-			return err // logged and counted; the client's SDK sees the stream end early
+			break
 		}
 	}
 	if found {
 		x.usage = &u
 	}
 	return nil
+}
+
+// writeLine writes one line of a relayed stream, flushing at the blank line that ends
+// an event.
+func (s *Server) writeLine(w http.ResponseWriter, rc *http.ResponseController, x *exchange, line []byte, end bool) error {
+	t := s.now()
+	defer func() { x.client += s.now().Sub(t) }()
+	if x.ttft == 0 {
+		x.ttft = s.now().Sub(x.start)
+	}
+	if _, err := w.Write(line); err != nil {
+		return err
+	}
+	if end {
+		return rc.Flush()
+	}
+	return nil
+}
+
+// relayFailed ends a relayed stream that broke: before anything was sent the error goes
+// to the door's envelope; after, the stream ends with the door's own error event, as the
+// upstream would have sent it (a blank line first ends an event left open).
+func (s *Server) relayFailed(w http.ResponseWriter, rc *http.ResponseController, x *exchange, nd nativeDoor, midEvent bool, err error) error {
+	if !x.committed {
+		return err
+	}
+	name, data := nd.failEvent(doorError(forClient(toAPIError(err), x.id)))
+	parts := [][]byte{sseEvent, []byte(name), sseLine, sseData, data, sseEnd}
+	if midEvent {
+		parts = append([][]byte{sseLine}, parts...)
+	}
+	_ = sendFrame(s, w, rc, x, parts...)
+	return err
 }
 
 // responsesUsage reads a Responses usage object into u.

@@ -177,3 +177,44 @@ func TestNative_ManagedToolsAreTranslated(t *testing.T) {
 		t.Errorf("%d %s; upstream path %v", status, out, up.path)
 	}
 }
+
+// A relayed stream the upstream breaks ends with the door's own error event, after
+// what the upstream had sent, and the failure is counted.
+func TestNative_BrokenStreamEndsWithTheDoorsErrorEvent(t *testing.T) {
+	for _, c := range []struct {
+		name, path, body, first, want string
+		backend                       func(url string) (backends.Backend, error)
+	}{
+		{"responses", "/v1/responses", `{"model":"gpt-x","input":"hi","stream":true}`,
+			"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_2\"}}\n\n",
+			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"code\":\"upstream_truncated\"",
+			func(url string) (backends.Backend, error) {
+				return openai.New(openai.Options{Options: openaicompat.Options{Name: "native", BaseURL: url + "/v1"}})
+			}},
+		{"messages", "/v1/messages", `{"model":"claude-x","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3}}}\n\n",
+			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"",
+			func(url string) (backends.Backend, error) {
+				return anthropic.New(anthropic.Options{Name: "native", BaseURL: url})
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, c.first+"data: {\"half\":")
+				http.NewResponseController(w).Flush()
+				panic(http.ErrAbortHandler) // the connection drops mid-event
+			}))
+			defer up.Close()
+			be, err := c.backend(up.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw := nativeGateway(t, be, func(o *gateway.Options) { o.Keys = nil })
+			status, _, out := call(t, gw, "POST", c.path, "", c.body)
+			if status != 200 || !strings.HasPrefix(out, c.first) || !strings.Contains(out, c.want) {
+				t.Errorf("%d:\n%s\nwant the upstream's first event, then %s", status, out, c.want)
+			}
+		})
+	}
+}

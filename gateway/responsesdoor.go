@@ -30,6 +30,8 @@ type responsesDoor struct {
 	thread  string
 	out     *responses.Writer
 	missing error // previous_response_id names no response of the caller's
+
+	relayedSeq int64 // the last sequence_number of a relayed stream
 }
 
 func (*responsesDoor) name() string { return "responses" }
@@ -44,6 +46,7 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	}
 	d.rq = rq
 	d.owner = callerOf(r.Context()).name()
+	d.relayedSeq = -1
 	d.id = "resp_" + randomID()
 	if id := rq.PreviousResponseID; id != "" {
 		prev, ok := d.previous(id)
@@ -311,11 +314,27 @@ func (*responsesDoor) passHeaders(h http.Header) http.Header {
 	return out
 }
 
-// usage reads a response object's usage, or a streamed event's response's.
-func (*responsesDoor) usage(data []byte, u *oai.Usage) bool {
-	if r, ok := oai.Get(data, "response"); ok {
-		data = r
+// inspect reads a response object's usage, or a streamed event's response's, and
+// notes the event's sequence number.
+func (d *responsesDoor) inspect(data []byte, u *oai.Usage) bool {
+	obj, err := oai.ParseObject(data)
+	if err != nil {
+		return false
 	}
-	raw, ok := oai.Get(data, "usage")
+	if raw, ok := obj.Get("sequence_number"); ok {
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			d.relayedSeq = n
+		}
+	}
+	if r, ok := obj.Get("response"); ok {
+		if obj, err = oai.ParseObject(r); err != nil {
+			return false
+		}
+	}
+	raw, ok := obj.Get("usage")
 	return ok && string(raw) != "null" && responsesUsage(raw, u)
+}
+
+func (d *responsesDoor) failEvent(e door.Error) (string, []byte) {
+	return "error", responses.ErrorEvent(e, d.relayedSeq+1)
 }

@@ -423,19 +423,30 @@ func (w *Writer) Fail(e door.Error) {
 		w.body = resp
 		return
 	}
+	_ = w.emit("error", func(o *obj) { errorFields(o, e) })
+	_ = w.emit("response.failed", func(o *obj) { o.raw("response", resp) })
+}
+
+// ErrorEvent is the data of the stream's error event for e, numbered seq: what Fail
+// sends, for a stream the gateway relays rather than writes (its own events numbered
+// up to seq-1).
+func ErrorEvent(e door.Error, seq int64) []byte {
+	o := newObj(256).str("type", "error").num("sequence_number", seq)
+	errorFields(o, e)
+	return o.done()
+}
+
+func errorFields(o *obj, e door.Error) {
 	code := e.Code
 	if code == "" {
 		code = responseErrorCode(e)
 	}
-	_ = w.emit("error", func(o *obj) {
-		o.str("code", code).str("message", e.Message)
-		if e.Param != "" {
-			o.str("param", e.Param)
-		} else {
-			o.raw("param", []byte("null"))
-		}
-	})
-	_ = w.emit("response.failed", func(o *obj) { o.raw("response", resp) })
+	o.str("code", code).str("message", e.Message)
+	if e.Param != "" {
+		o.str("param", e.Param)
+	} else {
+		o.raw("param", []byte("null"))
+	}
 }
 
 // responseErrorCodes are the codes a response's error may carry.
