@@ -242,3 +242,19 @@ func TestDoors_ManagedToolLoopBehindEachDoor(t *testing.T) {
 		}
 	}
 }
+
+// A Responses answer's times are the gateway's clock (Options.Now), not the machine's.
+func TestDoors_ResponsesTimesAreTheGatewaysClock(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	gw := doorsWith(t, &scripted{replies: []string{textReply("ok", 5, 0)}}, func(o *gateway.Options) {
+		o.Keys, o.Now = nil, func() time.Time { return at }
+	})
+	status, _, out := call(t, gw, "POST", "/v1/responses", "", `{"model":"m1","input":"x"}`)
+	var r struct {
+		CreatedAt   int64 `json:"created_at"`
+		CompletedAt int64 `json:"completed_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || status != 200 || r.CreatedAt != at.Unix() || r.CompletedAt != at.Unix() {
+		t.Errorf("%d %s: want created_at and completed_at %d", status, out, at.Unix())
+	}
+}

@@ -118,6 +118,7 @@ func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *r
 		ev = &socketEvents{s: s, x: x, ws: d.ws}
 	}
 	d.out = responses.NewWriter(ev, q.env.Stream, d.id, d.rq)
+	d.out.Now = s.now
 	if q.env.Stream {
 		return d.out
 	}

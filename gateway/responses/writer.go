@@ -19,7 +19,9 @@ type Writer struct {
 	stream bool
 	id     string
 	r      *Request
-	now    func() time.Time
+	// Now is the clock completed_at is read from; NewWriter sets time.Now, the gateway
+	// its own.
+	Now func() time.Time
 
 	model       string
 	created     int64
@@ -52,7 +54,7 @@ func NewWriter(ev door.Events, stream bool, id string, r *Request) *Writer {
 	if r == nil {
 		r, _ = Decode([]byte(`{"model":"unknown"}`), Options{})
 	}
-	return &Writer{ev: ev, stream: stream, id: id, r: r, now: time.Now, model: r.Model}
+	return &Writer{ev: ev, stream: stream, id: id, r: r, Now: time.Now, model: r.Model}
 }
 
 // Body is the whole response object after End (streaming or not), or after Fail when
@@ -126,7 +128,7 @@ func (w *Writer) Begin(h door.Head) error {
 	}
 	w.created = h.Created
 	if w.created == 0 {
-		w.created = w.now().Unix()
+		w.created = w.Now().Unix()
 	}
 	resp := w.response("in_progress")
 	if err := w.emit("response.created", func(o *obj) { o.raw("response", resp) }); err != nil {
@@ -395,7 +397,7 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 	}
 	w.status, w.usage = status, usage
 	if status == "completed" {
-		w.completedAt = w.now().Unix()
+		w.completedAt = w.Now().Unix()
 	}
 	resp := w.response(status)
 	w.body = resp // streamed too: a stored response is read back whole

@@ -49,7 +49,7 @@ var (
 func newTestWriter(t *testing.T, ev door.Events, stream bool, body string) *Writer {
 	t.Helper()
 	w := NewWriter(ev, stream, "resp_test", mustDecode(t, body, Options{}))
-	w.now = func() time.Time { return completed }
+	w.Now = func() time.Time { return completed }
 	return w
 }
 
