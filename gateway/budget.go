@@ -9,6 +9,23 @@ import (
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
+// promptTokens estimates a prompt as the budget counts it: tiktoken over the tools
+// (cached by content) and each message; four bytes a token without a counter.
+func (s *Server) promptTokens(tools []byte, messages [][]byte) int {
+	n := 0
+	if len(tools) > 0 {
+		if s.opt.Tokens != nil {
+			n += s.opt.Tokens.CatalogTokens(tools)
+		} else {
+			n += s.countTokens(tools)
+		}
+	}
+	for _, m := range messages {
+		n += s.countTokens(m)
+	}
+	return n
+}
+
 // checkBudget refuses, with a 400 naming what to cut, a request that cannot fit the
 // model's context window. It runs only where the upstream's window is configured; the
 // count is tiktoken's over the JSON the engine will render (tools cached by content), so
@@ -17,13 +34,7 @@ func (s *Server) checkBudget(up *Upstream, req *oai.Object, tools []byte, messag
 	if up.ContextWindow <= 0 || s.opt.Tokens == nil {
 		return nil
 	}
-	prompt := 0
-	if len(tools) > 0 {
-		prompt += s.opt.Tokens.CatalogTokens(tools)
-	}
-	for _, m := range messages {
-		prompt += s.opt.Tokens.Count(m)
-	}
+	prompt := s.promptTokens(tools, messages)
 	maxTokens := 0
 	for _, key := range []string{"max_completion_tokens", "max_tokens"} {
 		if raw, ok := req.Get(key); ok {

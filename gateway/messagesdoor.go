@@ -94,18 +94,11 @@ func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
 			Message: "the model " + strconv.Quote(rq.Model) + " is not served by this gateway"})
 		return
 	}
-	n := 0
-	for _, m := range rq.Messages {
-		n += s.countTokens(m)
+	msgs := make([][]byte, len(rq.Messages))
+	for i, m := range rq.Messages {
+		msgs[i] = m
 	}
-	if len(rq.Tools) > 0 {
-		if s.opt.Tokens != nil {
-			n += s.opt.Tokens.CatalogTokens(rq.Tools)
-		} else {
-			n += s.countTokens(rq.Tools)
-		}
-	}
-	out := messages.CountResponse(n)
+	out := messages.CountResponse(s.promptTokens(rq.Tools, msgs))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
