@@ -44,8 +44,8 @@ func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	q := &request{body: chat, env: env}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
-		hidden := slices.DeleteFunc(slices.Clone(rq.Deferred), func(n string) bool { return slices.Contains(rq.Referenced, n) })
-		q.callable = callableTools(rq.Tools, hidden)
+		q.clientTools = true
+		q.hidden = slices.DeleteFunc(slices.Clone(rq.Deferred), func(n string) bool { return slices.Contains(rq.Referenced, n) })
 		q.clientSearch = len(rq.Deferred) > 0 || len(rq.Referenced) > 0
 	}
 	return q, nil
@@ -102,18 +102,6 @@ func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
-}
-
-// callableTools is the names of a chat tools array less hidden, never nil.
-func callableTools(tools []byte, hidden []string) []string {
-	out := []string{}
-	schemas, _ := oai.ToolSchemas(tools) // the door wrote them: they read
-	for _, t := range schemas {
-		if !slices.Contains(hidden, t.Name) {
-			out = append(out, t.Name)
-		}
-	}
-	return out
 }
 
 // randomID is 24 random hex digits, for the ids the gateway gives its answers.

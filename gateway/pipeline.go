@@ -38,15 +38,18 @@ type request struct {
 	// previous_response_id's chain, metadata.user_id), names it; the caller's identity
 	// still scopes it. Chat Completions' own fields are read from body.
 	thread string
-	// callable, when the client defers tools itself (Anthropic's defer_loading and
-	// tool_reference, the Responses API's tool_search), names the tools the client lets
-	// the model call now: those it declared without deferring and those its searches
-	// found. nil when the client defers nothing. See planTools.
-	callable []string
+	// clientTools says the client's tools are what the model may call (less hidden),
+	// as the Responses and Messages APIs mean them: those it declared without
+	// deferring and those its own searches found. hidden names the tools in its tools
+	// array that it defers and has not found yet (Anthropic's defer_loading without a
+	// tool_reference, the Responses API's defer_loading without a tool_search_output).
+	// See planTools.
+	clientTools bool
+	hidden      []string
 	// clientSearch says the client runs tool discovery itself (it deferred tools, or
-	// declares its own search tool, or its searches found some): then callable alone is
-	// what may be called, and the gateway's meta-tools stay in the prompt, its bytes
-	// unchanged, but are never allowed.
+	// declares its own search tool, or its searches found some): then its callable
+	// tools alone may be called, and the gateway's meta-tools stay in the prompt, its
+	// bytes unchanged, but are never allowed.
 	clientSearch bool
 	// refuse, when set, is the answer unless the request is passed to an upstream that
 	// speaks its door (a continuation of a response the gateway does not hold may be one

@@ -75,7 +75,7 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	q := &request{body: chat, env: env, thread: d.thread, refuse: d.missing}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
-		q.callable = callableTools(rq.Tools, rq.Deferred)
+		q.clientTools, q.hidden = true, rq.Deferred
 		q.clientSearch = clientSearch(rq)
 	}
 	q.done = d.keep

@@ -70,6 +70,14 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 			return nil, badRequest(err.Error(), "tools")
 		}
 	}
+	var callable []string // the client's, when it says what may be called
+	if q.clientTools {
+		for _, t := range client {
+			if !slices.Contains(q.hidden, t.Name) {
+				callable = append(callable, t.Name)
+			}
+		}
+	}
 	if s.opt.Tools != nil {
 		// A client tool the profile's catalog holds as it is (same description, same
 		// schema bytes) is taken from the catalog, so it keeps its place there: a
@@ -160,10 +168,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	if q.clientSearch {
 		p.clientSearch, p.loaded = true, nil
 	}
-	if q.callable != nil {
+	if q.clientTools {
 		// What the client made callable is loaded.
 		var add []string
-		for _, name := range q.callable {
+		for _, name := range callable {
 			if _, ok := cat.Lookup(name); ok && !contains(p.loaded, name) && !contains(add, name) {
 				add = append(add, name)
 			}
