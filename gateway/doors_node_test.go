@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/maskgate/maskgate/backends/openaicompat"
-	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/nodetest"
 )
 
@@ -26,20 +24,7 @@ func runDoors(t *testing.T, node, baseURL, scenario string, env ...string) (int,
 }
 
 // doorGateway is a gateway in front of a scripted upstream, tools unmanaged.
-func doorGateway(t *testing.T, sc *scripted) *httptest.Server {
-	t.Helper()
-	up := httptest.NewServer(sc.handler(t))
-	t.Cleanup(up.Close)
-	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gateway.New(gateway.Options{
-		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}},
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
+func doorGateway(t *testing.T, sc *scripted) *httptest.Server { return scriptedGateway(t, sc, nil) }
 
 func textReply(text string, prompt, cached int) string {
 	q, _ := json.Marshal(text)

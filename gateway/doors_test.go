@@ -11,27 +11,18 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // doorsWith is a gateway with keys in front of a scripted upstream; edit sets options.
 func doorsWith(t *testing.T, sc *scripted, edit func(*gateway.Options)) *httptest.Server {
-	t.Helper()
-	up := httptest.NewServer(sc.handler(t))
-	t.Cleanup(up.Close)
-	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := gateway.Options{Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}}, Keys: testKeys()}
-	if edit != nil {
-		edit(&o)
-	}
-	srv := httptest.NewServer(gateway.New(o))
-	t.Cleanup(srv.Close)
-	return srv
+	return scriptedGateway(t, sc, func(o *gateway.Options) {
+		o.Keys = testKeys()
+		if edit != nil {
+			edit(o)
+		}
+	})
 }
 
 // call sends method path with body (none when ""), as the caller with key.

@@ -8,29 +8,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
-	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // managedWithRegistry is managedGateway with its metrics at hand.
 func managedWithRegistry(t *testing.T, sc *scripted) (*httptest.Server, *prometheus.Registry) {
-	t.Helper()
-	up := httptest.NewServer(sc.handler(t))
-	t.Cleanup(up.Close)
-	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(gateway.New(gateway.Options{
-		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
-		Tools:     bigCatalog(t),
-		State:     state.NewMemory(state.Options{}),
-		Registry:  reg,
-	}))
-	t.Cleanup(srv.Close)
-	return srv, reg
+	return scriptedGateway(t, sc, func(o *gateway.Options) { managed(t, o); o.Registry = reg }), reg
 }
 
 const reasoningReply = `{"id":"r9","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","reasoning_content":"The user wants a greeting; no tool is needed.","content":"Hello there."},"finish_reason":"stop"}],"usage":{"prompt_tokens":200,"completion_tokens":12,"total_tokens":212,"prompt_tokens_details":{"cached_tokens":180}}}`

@@ -87,7 +87,9 @@ func callReply(id, name, args string) string {
 		`","type":"function","function":{"name":"` + name + `","arguments":` + string(a) + `}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,"prompt_tokens_details":{"cached_tokens":90}}}`
 }
 
-func managedGateway(t *testing.T, sc *scripted, mode string) *httptest.Server {
+// scriptedGateway is a gateway in front of sc's upstream, serving model m1; edit, when
+// set, changes the options.
+func scriptedGateway(t *testing.T, sc *scripted, edit func(*gateway.Options)) *httptest.Server {
 	t.Helper()
 	up := httptest.NewServer(sc.handler(t))
 	t.Cleanup(up.Close)
@@ -95,14 +97,23 @@ func managedGateway(t *testing.T, sc *scripted, mode string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gateway.New(gateway.Options{
-		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
-		Tools:     bigCatalog(t),
-		State:     state.NewMemory(state.Options{}),
-		ToolMode:  mode,
-	}))
+	o := gateway.Options{Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}}}
+	if edit != nil {
+		edit(&o)
+	}
+	srv := httptest.NewServer(gateway.New(o))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// managed has a gateway manage tools over the 25-tool catalog, for any model.
+func managed(t *testing.T, o *gateway.Options) {
+	o.Upstreams[0].Models = []string{"*"}
+	o.Tools, o.State = bigCatalog(t), state.NewMemory(state.Options{})
+}
+
+func managedGateway(t *testing.T, sc *scripted, mode string) *httptest.Server {
+	return scriptedGateway(t, sc, func(o *gateway.Options) { managed(t, o); o.ToolMode = mode })
 }
 
 func toolNames(t *testing.T, raw json.RawMessage) []string {
