@@ -38,31 +38,66 @@ type responseStore struct {
 	maxBytes int64
 	ttl      time.Duration
 	now      func() time.Time
+	// shared counts the stored responses that hold each message (by its first byte): a
+	// chain's responses share their history's messages, so each is counted once, while
+	// any response holds it, rather than once per response (quadratic in the turns).
+	shared map[*byte]int
 }
 
 func newResponseStore(maxBytes int64, ttl time.Duration, now func() time.Time) *responseStore {
-	return &responseStore{byID: map[string]*storedResponse{}, order: list.New(), maxBytes: maxBytes, ttl: ttl, now: now}
+	return &responseStore{byID: map[string]*storedResponse{}, order: list.New(), maxBytes: maxBytes, ttl: ttl, now: now,
+		shared: map[*byte]int{}}
 }
 
-// sizeOf is what a stored response counts against the bound: its bytes and its
-// history's (shared with the response it continues, but counted again: the bound is an
-// upper one).
-func sizeOf(r *storedResponse) int64 {
-	n := int64(len(r.body) + len(r.id) + len(r.owner) + len(r.thread) + 64)
+// ownSize is what a stored response counts against the bound besides its messages.
+func ownSize(r *storedResponse) int64 {
+	return int64(len(r.body) + len(r.id) + len(r.owner) + len(r.thread) + 24*(len(r.history)+len(r.loaded)) + 64)
+}
+
+// messages are the shared parts of r: its history and the tools its chain loaded.
+func (r *storedResponse) messages(visit func(m json.RawMessage)) {
 	for _, m := range r.history {
-		n += int64(len(m)) + 24
+		visit(m)
 	}
-	for _, t := range r.loaded {
-		n += int64(len(t)) + 24
+	for _, m := range r.loaded {
+		visit(m)
 	}
-	return n
+}
+
+// hold counts r's messages in, adding those no stored response held yet to the bytes.
+func (st *responseStore) hold(r *storedResponse) {
+	st.bytes += r.size
+	r.messages(func(m json.RawMessage) {
+		if len(m) == 0 {
+			return
+		}
+		if st.shared[&m[0]]++; st.shared[&m[0]] == 1 {
+			st.bytes += int64(len(m))
+		}
+	})
+}
+
+// release is hold undone.
+func (st *responseStore) release(r *storedResponse) {
+	st.bytes -= r.size
+	r.messages(func(m json.RawMessage) {
+		if len(m) == 0 {
+			return
+		}
+		if st.shared[&m[0]]--; st.shared[&m[0]] == 0 {
+			delete(st.shared, &m[0])
+			st.bytes -= int64(len(m))
+		}
+	})
 }
 
 // put keeps r, evicting the oldest responses until the bound holds. A response larger
 // than the whole bound is not kept.
 func (st *responseStore) put(r *storedResponse) bool {
-	r.size = sizeOf(r)
-	if r.size > st.maxBytes {
+	r.size = ownSize(r)
+	whole := r.size
+	r.messages(func(m json.RawMessage) { whole += int64(len(m)) })
+	if whole > st.maxBytes {
 		return false
 	}
 	st.mu.Lock()
@@ -78,7 +113,7 @@ func (st *responseStore) put(r *storedResponse) bool {
 	r.expires = now.Add(st.ttl)
 	r.elem = st.order.PushBack(r)
 	st.byID[r.id] = r
-	st.bytes += r.size
+	st.hold(r)
 	for st.bytes > st.maxBytes {
 		st.remove(st.order.Front().Value.(*storedResponse))
 	}
@@ -123,5 +158,5 @@ func (st *responseStore) size() int64 {
 func (st *responseStore) remove(r *storedResponse) {
 	st.order.Remove(r.elem)
 	delete(st.byID, r.id)
-	st.bytes -= r.size
+	st.release(r)
 }
