@@ -39,7 +39,10 @@
 // # Tools
 //
 //   - function → a chat function with name, description, parameters and strict as sent
-//     (defer_loading, allowed_callers and output_schema have no chat counterpart).
+//     (allowed_callers and output_schema have no chat counterpart). defer_loading: true
+//     keeps the tool in the chat tools but lists it in Request.Deferred until a
+//     tool_search_output (or LoadTools) of the conversation loads it; the gateway lets
+//     the model call only what is not deferred.
 //   - namespace → its functions and custom tools, each named "<namespace>.<name>", the
 //     gateway's own namespace convention (backends whose APIs refuse dots map names on
 //     the wire). Names records the split, so a call comes back as a function_call (or
@@ -60,6 +63,20 @@
 // "allowed_tools":{"mode","tools":[{"type":"function","function":{"name"}}]}}, without
 // dropped hosted tools ("none" when none is left in mode auto); a choice that forces a
 // hosted tool is a 400.
+//
+// # Parameters
+//
+//   - Mapped: model; input and instructions (above); tools, tool_choice;
+//     parallel_tool_calls and an auto/none tool_choice only when there are tools;
+//     max_output_tokens → max_completion_tokens; temperature, top_p; reasoning.effort →
+//     reasoning_effort; text.format (json_object, json_schema) → response_format;
+//     text.verbosity → verbosity; prompt_cache_key, metadata, user (or
+//     safety_identifier) as sent; stream (with stream_options.include_usage).
+//   - Kept by the gateway, not sent: store, previous_response_id (the gateway keeps the
+//     responses and puts their history first).
+//   - Checked and not honoured: include, truncation, service_tier, max_tool_calls,
+//     top_logprobs (no logprobs are produced).
+//   - Refused with a 400 naming the param: background, conversation, prompt.
 //
 // # Output
 //
