@@ -48,7 +48,10 @@ func (h *Hybrid) fuse(lexical, semantic []hit, o SearchOptions) []Result {
 	if topK == 0 {
 		topK = 5
 	}
-	minScore := orDefault(o.MinScore, 0.1)
+	// The fused score ranks, it does not measure a match: zero MinScore means the
+	// DefaultMinScore floor alone, which with the default K and Candidates drops nothing
+	// either ranking placed.
+	minScore := orDefault(o.MinScore, DefaultMinScore)
 	var out []Result
 	for _, x := range hits {
 		if x.score < minScore || (topK > 0 && len(out) >= topK) {

@@ -10,8 +10,12 @@ type SearchOptions struct {
 	// TopK is the most results to return; zero means 5, negative means no limit. A
 	// namespace query returns its whole namespace whatever TopK says.
 	TopK int
-	// MinScore drops results scoring below it, on the 0–1 scale of Result.Score; zero
-	// means 0.1, negative means no threshold.
+	// MinScore drops results scoring below it, on the 0–1 scale of Result.Score. Zero
+	// means the default cut (see the package doc): results under DefaultMinScore are
+	// dropped only from a query none of whose own words any tool has; when one has, a
+	// result is kept if it scores DefaultMinScore or at least DefaultRelativeScore times
+	// the best result. A positive value is an absolute threshold applied to every result,
+	// as set; negative means no threshold.
 	MinScore float64
 	// Filter, if non-nil, hides the tools it returns false for. It is consulted in rank
 	// order, so TopK still fills with the tools it allows.
@@ -36,7 +40,6 @@ func (ix *Index) Search(text string, o SearchOptions) []Result {
 	if topK == 0 {
 		topK = 5
 	}
-	minScore := orDefault(o.MinScore, 0.1)
 	allow := func(t *Tool) bool { return o.Filter == nil || o.Filter(t) }
 
 	if ns, ok := namespaceQuery(text); ok {
@@ -60,17 +63,60 @@ func (ix *Index) Search(text string, o SearchOptions) []Result {
 	if len(q.concepts) == 0 {
 		return out
 	}
-	for _, h := range ix.rank(&q, topK, minScore, o.Filter != nil) {
-		t := ix.tool(h.doc)
-		if t == exact || !allow(t) {
-			continue
-		}
-		if topK > 0 && len(out) >= topK {
+	minScore, share := cut(o.MinScore, &q)
+	hits := ix.rankCut(&q, topK, minScore, share, o.Filter != nil)
+	if share > 0 && len(hits) > 0 {
+		// Relative to the best match in the catalog, hidden or not: Filter hides tools,
+		// it does not change which matches count as weak.
+		minScore = math.Min(minScore, share*hits[0].score)
+	}
+	for _, h := range hits {
+		if h.score < minScore || (topK > 0 && len(out) >= topK) {
 			break
 		}
-		out = append(out, result(t, h.score))
+		if t := ix.tool(h.doc); t != exact && allow(t) {
+			out = append(out, result(t, h.score))
+		}
 	}
 	return out
+}
+
+const (
+	// DefaultMinScore is the default cut's absolute floor: with SearchOptions.MinScore
+	// zero, a query none of whose own words any tool has (it matches only through
+	// synonyms, or through the list-or-get word a question implies) keeps only results
+	// scoring at least this.
+	DefaultMinScore = 0.1
+	// DefaultRelativeScore is the default cut for a query some tool has a word of: a
+	// result scoring under DefaultMinScore is still kept if it scores at least this share
+	// of the best result, which is therefore always kept.
+	DefaultRelativeScore = 0.25
+)
+
+// cut resolves SearchOptions.MinScore for q: results must score at least floor or, when
+// share is not zero, at least share times the best result if that is less.
+func cut(minScore float64, q *query) (floor, share float64) {
+	switch {
+	case minScore < 0:
+		return 0, 0
+	case minScore > 0:
+		return minScore, 0
+	case q.literal():
+		return DefaultMinScore, DefaultRelativeScore
+	}
+	return DefaultMinScore, 0
+}
+
+// literal reports whether a word of the query itself, not only a synonym of it or the
+// list-or-get word of a question, is a term of some tool: the query matched something
+// it said.
+func (q *query) literal() bool {
+	for _, c := range q.concepts {
+		if c.own {
+			return true
+		}
+	}
+	return false
 }
 
 type hit struct {
@@ -79,8 +125,16 @@ type hit struct {
 }
 
 // rank scores every tool that matches q and returns those at or above minScore, best
-// first: all of them if unbounded, else the best topK.
+// first: all of them if unbounded, else the best topK+1 (a caller that skips the exact
+// name still has topK).
 func (ix *Index) rank(q *query, topK int, minScore float64, unbounded bool) []hit {
+	return ix.rankCut(q, topK, minScore, 0, unbounded)
+}
+
+// rankCut is rank for a cut that may be relative: with share above zero, it returns at
+// least the tools scoring min(minScore, share × the best score), and the caller, knowing
+// the best score from the first hit, makes the exact cut.
+func (ix *Index) rankCut(q *query, topK int, minScore, share float64, unbounded bool) []hit {
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
 	acc, best := sc.acc, sc.best
@@ -121,27 +175,55 @@ func (ix *Index) rank(q *query, topK int, minScore float64, unbounded bool) []hi
 	if len(q.hints) > 0 {
 		lowest *= ix.cfg.hintPenalty
 	}
+	if share > 0 {
+		// The best score is at least the best lexical share times lowest.
+		minScore = math.Min(minScore, share*kthLargest(sc, acc, 1)*lowest/q.max)
+	}
 	floor := minScore
 	if !unbounded && topK > 0 {
 		floor = math.Max(floor, kthLargest(sc, acc, topK)*lowest/q.max)
 	}
+	// Bounded, the best topK+1 so far are kept in order; a tool whose lex, the upper bound
+	// of its score, is under the last of them once there are topK+1 is not scored.
+	bounded, n := !unbounded && topK > 0, topK+1
 	hits := sc.hits[:0]
 	for _, d := range sc.cand {
 		lex := acc[d] / q.max
 		acc[d] = 0
-		if lex < floor {
+		if lex < floor || (bounded && len(hits) == n && lex < hits[n-1].score) {
 			continue
 		}
-		s := lex * ix.boost(d, q)
-		if s >= minScore {
-			hits = append(hits, hit{doc: d, score: s})
+		h := hit{doc: d, score: lex * ix.boost(d, q)}
+		if h.score < minScore {
+			continue
+		}
+		if !bounded {
+			hits = append(hits, h)
+			continue
+		}
+		if len(hits) == n {
+			if !before(h, hits[n-1]) {
+				continue
+			}
+			hits = hits[:n-1]
+		}
+		hits = append(hits, h)
+		for i := len(hits) - 1; i > 0 && before(h, hits[i-1]); i-- {
+			hits[i], hits[i-1] = hits[i-1], h
 		}
 	}
 	sc.cand = sc.cand[:0]
-	sortHits(hits)
+	if !bounded {
+		sortHits(hits)
+	}
 	out := append([]hit(nil), hits...)
 	sc.hits = hits[:0]
 	return out
+}
+
+// before reports whether a ranks before b: higher score, then lower doc id, as sortHits.
+func before(a, b hit) bool {
+	return a.score > b.score || (a.score == b.score && a.doc < b.doc)
 }
 
 // boost is the name boost times the hint penalty of one tool.

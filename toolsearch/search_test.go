@@ -61,13 +61,67 @@ func TestSearch_TopKAndMinScoreDefaults(t *testing.T) {
 	if got := ix.Search("file", SearchOptions{MinScore: -1}); len(got) != 5 {
 		t.Errorf("default TopK: %d results", len(got))
 	}
-	for _, r := range ix.Search("create issue", SearchOptions{TopK: -1}) {
-		if r.Score < 0.1 {
-			t.Errorf("default MinScore let through %+v", r)
+	// Until the default cut became relative, this asserted that no result scored under
+	// 0.1; now a result under DefaultMinScore stays if it has a quarter of the best score.
+	got := ix.Search("create issue", SearchOptions{TopK: -1})
+	if len(got) == 0 {
+		t.Fatal("create issue: no result")
+	}
+	for _, r := range got {
+		if r.Score < min(DefaultMinScore, DefaultRelativeScore*got[0].Score)-0.001 {
+			t.Errorf("default MinScore let through %+v (best %v)", r, got[0].Score)
 		}
 	}
 	if got := ix.Search("penguins and icebergs", SearchOptions{}); len(got) != 0 {
 		t.Errorf("unrelated query found %v", got)
+	}
+}
+
+// The default cut keeps a weak match to a word the query says, however low the long query
+// drives its score, and still returns nothing for a query that matches only through a
+// synonym or the list-or-get word a question implies, scoring under DefaultMinScore.
+func TestSearch_DefaultCutKeepsWeakLiteralMatchesOnly(t *testing.T) {
+	ix := NewIndex(corpus(t), Options{})
+
+	// Eighteen words, one of which a tool has: the right answer scores under 0.1.
+	long := "before I pack for the long trip to Lisbon and Porto with my cousins, what will the weather be like"
+	all := ix.Search(long, SearchOptions{MinScore: -1})
+	if len(all) == 0 || all[0].Name != "get_weather" || all[0].Score >= DefaultMinScore {
+		t.Fatalf("%q without a cut = %v; want get_weather first, under %v", long, all, DefaultMinScore)
+	}
+	if got := ix.Search(long, SearchOptions{}); !cmp.Equal(names(got), []string{"get_weather"}) {
+		t.Errorf("%q with the default cut = %v, want [get_weather]", long, got)
+	}
+	// An operator's threshold is absolute, as the old default was.
+	if got := ix.Search(long, SearchOptions{MinScore: 0.1}); len(got) != 0 {
+		t.Errorf("%q with MinScore 0.1 = %v, want none", long, got)
+	}
+
+	// Under the floor, a result needs a quarter of the best score.
+	party := "my grandmother in Lisbon wonders about the weather during her birthday picnic next Sunday afternoon"
+	all = ix.Search(party, SearchOptions{MinScore: -1})
+	if len(all) < 2 || all[0].Name != "get_weather" || all[1].Score >= DefaultRelativeScore*all[0].Score {
+		t.Fatalf("%q without a cut = %v; want get_weather and a far weaker second", party, all)
+	}
+	if got := ix.Search(party, SearchOptions{}); !cmp.Equal(names(got), []string{"get_weather"}) {
+		t.Errorf("%q with the default cut = %v, want [get_weather]", party, got)
+	}
+	// The cut is relative to the best match whether or not Filter hides it.
+	hide := func(t *Tool) bool { return t.Name != "get_weather" }
+	if got := ix.Search(party, SearchOptions{Filter: hide}); len(got) != 0 {
+		t.Errorf("%q with get_weather hidden = %v, want none", party, got)
+	}
+
+	for _, q := range []string{
+		"how tall is mount everest",       // only the question's list-or-get word matches
+		"compose a limerick about a frog", // only a synonym of "compose" matches
+	} {
+		if all := ix.Search(q, SearchOptions{MinScore: -1}); len(all) == 0 {
+			t.Errorf("%q matches nothing even without a cut; the case tests nothing", q)
+		}
+		if got := ix.Search(q, SearchOptions{}); len(got) != 0 {
+			t.Errorf("%q with the default cut = %v, want none", q, got)
+		}
 	}
 }
 
@@ -134,6 +188,54 @@ func TestShortDescription_FirstSentenceCapped(t *testing.T) {
 	for in, want := range cases {
 		if got := shortDescription(in); got != want {
 			t.Errorf("shortDescription(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A search for the first k is the first k of a search for all, whatever the cut: the
+// bounded ranking's pruning and partial order never change a result. Two copies of the
+// retrieval benchmark's catalog make ties.
+func TestSearch_TopKIsAPrefixOfTheWholeRanking(t *testing.T) {
+	base, err := ReadFiles(benchData + "catalog.json")
+	if err != nil {
+		t.Skipf("no benchmark catalog: %v", err)
+	}
+	tools := append([]Tool(nil), base...)
+	for _, tool := range base {
+		tool.Name += "_copy"
+		tools = append(tools, tool)
+	}
+	c, err := New(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(benchData + "queries.txt")
+	if err != nil {
+		t.Skipf("no benchmark queries: %v", err)
+	}
+	defer f.Close()
+	var qs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			text, _, _ := strings.Cut(line, "|")
+			qs = append(qs, strings.TrimSpace(text))
+		}
+	}
+	qs = append(qs, "github_create_issue", "issue", "what is the meaning of life")
+	for _, o := range []Options{{}, {Scorer: Keyword}, {Plain: true}} {
+		ix := NewIndex(c, o)
+		for _, q := range qs {
+			for _, cut := range []float64{-1, 0, 0.1} {
+				all := ix.Search(q, SearchOptions{TopK: -1, MinScore: cut})
+				for _, k := range []int{1, 3, 5, 10} {
+					got := ix.Search(q, SearchOptions{TopK: k, MinScore: cut})
+					want := all[:min(k, len(all))]
+					if !cmp.Equal(got, want) {
+						t.Fatalf("%+v %q MinScore %v TopK %d:\n got %v\nwant %v", o, q, cut, k, names(got), names(want))
+					}
+				}
+			}
 		}
 	}
 }

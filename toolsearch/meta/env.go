@@ -53,7 +53,7 @@ type Env struct {
 	// AutoLoad makes search_tools load what it finds.
 	AutoLoad bool
 	// TopK and MinScore tune search_tools as in toolsearch.SearchOptions; zero means the
-	// defaults there (5 results, score 0.1).
+	// defaults there (5 results, the default score cut).
 	TopK     int
 	MinScore float64
 }
