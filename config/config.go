@@ -13,8 +13,16 @@ type Config struct {
 	MaxRequestBytes ByteSize `yaml:"max_request_bytes"`
 	// Backends are the engines and APIs to route to, tried in order for wildcard models.
 	Backends []Backend `yaml:"backends"`
-	// Tools configures the profile's own tool catalog.
+	// Tools configures the default profile's tool catalog.
 	Tools Tools `yaml:"tools"`
+	// Profiles are named tool setups: where a profile's tools come from, how they are
+	// searched and managed. A request runs under its key's profile, else the one its
+	// X-Maskgate-Profile header names (where its key may choose), else the one whose
+	// alias its model is, else "default": the top-level tools, search, strategy and
+	// filters. Each profile's search starts from the top-level search.
+	Profiles []Profile `yaml:"profiles"`
+	// MCPServers are the MCP servers whose tools profiles may take.
+	MCPServers []MCPServer `yaml:"mcp_servers"`
 	// Search configures tool search and loaded-set state.
 	Search Search `yaml:"search"`
 	// Strategy is how tools reach the model: auto (default), eager, mask, allowed_tools,
@@ -120,6 +128,10 @@ type Key struct {
 	KeyEnv string `yaml:"key_env"`
 	// Profile names the tool profile the key uses. Empty: the default profile.
 	Profile string `yaml:"profile"`
+	// Profiles are the profiles the key may choose per request with the
+	// X-Maskgate-Profile header; a header naming another is 403. None: the header is
+	// refused (403) unless it names the key's own profile.
+	Profiles []string `yaml:"profiles"`
 	// Models are the model names the key may ask for; others are 403. None: any.
 	Models []string `yaml:"models"`
 	// Backends are the backends the key's requests may reach; a model routed elsewhere
@@ -215,13 +227,14 @@ type Tools struct {
 type Search struct {
 	// TopK is how many results search_tools returns. Default 5.
 	TopK int `yaml:"top_k"`
-	// MinScore drops results under this relevance, on a 0–1 scale. Default 0.1.
+	// MinScore, when set, drops results under this relevance (0–1) as well. Unset: the
+	// search's own cut, relative to the best match (toolsearch's SearchOptions.MinScore).
 	MinScore float64 `yaml:"min_score"`
 	// AutoLoad loads search results directly and hides load_tool.
 	AutoLoad bool `yaml:"auto_load"`
-	// Storage keeps loaded sets: memory (default) or context.
-	Storage string `yaml:"storage"`
-	// TTL is how long an idle thread's state is kept in memory. Default 1h.
+	// TTL is how long an idle thread's state is kept in memory. Default (or 0) 1h;
+	// "never" keeps it until the store's memory bound pushes the least recently used
+	// thread out.
 	TTL Duration `yaml:"ttl"`
 	// Mode is who runs meta-tool calls: server (default), the gateway, which calls the
 	// backend again and never shows them to the client; or client, which returns them.
@@ -277,6 +290,11 @@ type Filter struct {
 	// Tools are globs over tool names; Namespaces over tool namespaces. Neither: all tools.
 	Tools      []string `yaml:"tools"`
 	Namespaces []string `yaml:"namespaces"`
+	// When is a condition over the request (key, profile, headers, metadata) that must
+	// also hold; none: always. See Cond. "Deny unless the plan is pro" is
+	// when: {not: {field: metadata.plan, equals: pro}}, which also denies a request with
+	// no plan.
+	When *Cond `yaml:"when"`
 }
 
 // FilterMatch is a header or metadata condition: Name present, its value matching the
@@ -288,6 +306,13 @@ type FilterMatch struct {
 
 // Duration is a time.Duration written as "90s", "10m", "1h".
 type Duration time.Duration
+
+// NoExpiry is search.ttl: never.
+const NoExpiry Duration = -1
+
+// RawJSON is a YAML value kept as JSON bytes, its keys in the file's order: inline tool
+// definitions reach the model as the file wrote them.
+type RawJSON []byte
 
 // ByteSize is a number of bytes written as 1048576, "512KiB", "16MiB" or "1GB".
 type ByteSize int64
@@ -302,7 +327,6 @@ const (
 	DefaultMaxEvent        = 8 << 20
 	DefaultHealthInterval  = 5 * time.Second
 	DefaultTopK            = 5
-	DefaultMinScore        = 0.1
 	DefaultTTL             = time.Hour
 	DefaultMaxRounds       = 4
 	DefaultEagerBelow      = 20

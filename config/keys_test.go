@@ -60,6 +60,7 @@ func TestParse_Keys(t *testing.T) {
 	hash := tenant.HashKey("a-long-random-client-key")
 	cfg, err := Parse("g.yaml", []byte(vllmBackend+`thread_salt_env: SALT
 search: {fingerprint_threads: true}
+profiles: [{name: coding}]
 keys:
   - name: alice
     key_hash: "`+hash+`"

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +94,7 @@ func (d decoder) errorf(n *yaml.Node, key, format string, args ...any) error {
 var (
 	durationType = reflect.TypeFor[Duration]()
 	byteSizeType = reflect.TypeFor[ByteSize]()
+	rawJSONType  = reflect.TypeFor[RawJSON]()
 )
 
 func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
@@ -105,6 +109,10 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		if n.Kind != yaml.ScalarNode {
 			return d.errorf(n, path, "expected a duration such as 30s or 10m")
 		}
+		if n.Value == "never" && path == "search.ttl" {
+			v.SetInt(int64(NoExpiry))
+			return nil
+		}
 		dur, err := time.ParseDuration(n.Value)
 		if err != nil || dur < 0 {
 			return d.errorf(n, path, "invalid duration %q: write it like 30s, 10m or 1h", n.Value)
@@ -118,8 +126,24 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		v.SetInt(size)
 		return nil
+	case rawJSONType:
+		raw, err := d.json(n, path)
+		if err != nil {
+			return err
+		}
+		v.SetBytes(raw)
+		return nil
 	}
 	switch v.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		if err := d.decode(n, p.Elem(), path); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	case reflect.Map:
+		return d.decodeMap(n, v, path)
 	case reflect.Struct:
 		return d.decodeStruct(n, v, path)
 	case reflect.Slice:
@@ -174,15 +198,23 @@ func (d decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error 
 		}
 		return d.errorf(n, path, "expected a mapping of keys")
 	}
-	fields := map[string]int{}
+	fields := map[string][]int{}
 	var known []string
-	for i := 0; i < v.NumField(); i++ {
-		tag := v.Type().Field(i).Tag.Get("yaml")
-		if tag != "" {
-			fields[tag] = i
-			known = append(known, tag)
+	var collect func(t reflect.Type, at []int)
+	collect = func(t reflect.Type, at []int) {
+		for i := 0; i < t.NumField(); i++ {
+			idx := append(slices.Clone(at), i)
+			switch tag := t.Field(i).Tag.Get("yaml"); tag {
+			case "":
+			case ",inline": // an embedded struct's keys are the outer one's
+				collect(t.Field(i).Type, idx)
+			default:
+				fields[tag] = idx
+				known = append(known, tag)
+			}
 		}
 	}
+	collect(v.Type(), nil)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -200,11 +232,112 @@ func (d decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error 
 		}
 		seen[key] = true
 		d.lines[sub] = k.Line
-		if err := d.decode(val, v.Field(idx), sub); err != nil {
+		if err := d.decode(val, v.FieldByIndex(idx), sub); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeMap reads a mapping with string keys (environment variables, headers), each
+// value decoded as the map's element type.
+func (d decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) error {
+	if n.Kind != yaml.MappingNode || v.Type().Key().Kind() != reflect.String {
+		return d.errorf(n, path, "expected a mapping of names to values")
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		sub := path + "." + k.Value
+		if m.MapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key())).IsValid() {
+			return d.errorf(k, sub, "key appears twice")
+		}
+		d.lines[sub] = k.Line
+		e := reflect.New(v.Type().Elem()).Elem()
+		if err := d.decode(val, e, sub); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), e)
+	}
+	v.Set(m)
+	return nil
+}
+
+// json writes a YAML value as JSON, keys in the file's order, so that what the file
+// says is what reaches the model, byte for byte the same at every start.
+func (d decoder) json(n *yaml.Node, path string) ([]byte, error) {
+	var b []byte
+	var walk func(n *yaml.Node, path string) error
+	walk = func(n *yaml.Node, path string) error {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			b = append(b, '{')
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				k := n.Content[i]
+				if k.Kind != yaml.ScalarNode {
+					return d.errorf(k, path, "a JSON object's keys must be strings")
+				}
+				b = appendJSONString(b, k.Value)
+				b = append(b, ':')
+				if err := walk(n.Content[i+1], path+"."+k.Value); err != nil {
+					return err
+				}
+			}
+			b = append(b, '}')
+		case yaml.SequenceNode:
+			b = append(b, '[')
+			for i, item := range n.Content {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if err := walk(item, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+			b = append(b, ']')
+		case yaml.ScalarNode:
+			switch n.Tag {
+			case "!!null":
+				b = append(b, "null"...)
+			case "!!bool":
+				var v bool
+				if err := n.Decode(&v); err != nil {
+					return d.errorf(n, path, "%v", err)
+				}
+				b = strconv.AppendBool(b, v)
+			case "!!int", "!!float":
+				f, err := strconv.ParseFloat(n.Value, 64)
+				if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+					return d.errorf(n, path, "%q is not a number JSON can carry", n.Value)
+				}
+				if _, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+					b = append(b, n.Value...)
+				} else {
+					b = strconv.AppendFloat(b, f, 'g', -1, 64)
+				}
+			default:
+				b = appendJSONString(b, n.Value)
+			}
+		default:
+			return d.errorf(n, path, "cannot be written as JSON")
+		}
+		return nil
+	}
+	if err := walk(n, path); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }
 
 var errSize = errors.New("bad size")

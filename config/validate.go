@@ -21,12 +21,6 @@ func (c *Config) applyDefaults() {
 	if c.Search.TopK == 0 {
 		c.Search.TopK = DefaultTopK
 	}
-	if c.Search.MinScore == 0 {
-		c.Search.MinScore = DefaultMinScore
-	}
-	if c.Search.Storage == "" {
-		c.Search.Storage = "memory"
-	}
 	if c.Search.TTL == 0 {
 		c.Search.TTL = Duration(DefaultTTL)
 	}
@@ -43,6 +37,7 @@ func (c *Config) applyDefaults() {
 		c.Search.EagerBelow = DefaultEagerBelow
 	}
 	c.Server.applyDefaults()
+	c.mergeProfileSearch()
 	for i := range c.Backends {
 		if c.Backends[i].Timeout == 0 {
 			c.Backends[i].Timeout = Duration(DefaultTimeout)
@@ -101,66 +96,17 @@ func (c *Config) validate(file string) error {
 	if !slices.Contains(Strategies, c.Strategy) {
 		return bad("strategy", "unknown strategy %q (one of %s)", c.Strategy, strings.Join(Strategies, ", "))
 	}
-	if c.Search.TopK < 0 {
-		return bad("search.top_k", "must be positive")
-	}
-	if c.Search.MinScore < 0 || c.Search.MinScore > 1 {
-		return bad("search.min_score", "must be between 0 and 1")
-	}
-	if c.Search.Storage != "memory" && c.Search.Storage != "context" {
-		return bad("search.storage", "unknown storage %q (memory or context)", c.Search.Storage)
-	}
-	if !slices.Contains(SearchModes, c.Search.Mode) {
-		return bad("search.mode", "unknown mode %q (server or client)", c.Search.Mode)
-	}
-	if c.Search.Scorer != "bm25" && c.Search.Scorer != "keyword" {
-		return bad("search.scorer", "unknown scorer %q (bm25 or keyword)", c.Search.Scorer)
-	}
-	if e := c.Search.Embeddings; e.URL != "" {
-		if err := checkURL("openai", e.URL); err != nil {
-			return bad("search.embeddings.url", "%v", err)
-		}
-		if e.Model == "" {
-			return bad("search.embeddings.model", "required with search.embeddings.url: the embedding model's name")
-		}
-	}
-	if c.Search.Storage == "context" && c.Search.Mode != "client" {
-		// In server mode the meta-tool exchange never reaches the client's messages, so
-		// there is nothing in them to derive state from.
-		return bad("search.storage", "storage context needs search.mode: client (in server mode loaded tools live in memory)")
-	}
-	if c.Search.MaxRounds < 0 {
-		return bad("search.max_rounds", "must be positive")
+	if err := checkSearch(bad, "search", &c.Search); err != nil {
+		return err
 	}
 	if h := c.Doors.HostedTools; h != "" && h != "drop" && h != "refuse" {
 		return bad("doors.hosted_tools", "unknown value %q (drop or refuse)", h)
 	}
-	if c.Search.EagerBelow < 0 {
-		return bad("search.eager_below", "must be positive")
-	}
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")
 	}
-	for i, f := range c.Filters {
-		key := fmt.Sprintf("filters[%d]", i)
-		if len(f.Phases) == 0 {
-			return bad(key+".phases", "required: list the phases the rule denies in (%s)", strings.Join(FilterPhases, ", "))
-		}
-		for j, ph := range f.Phases {
-			if !slices.Contains(FilterPhases, ph) {
-				return bad(fmt.Sprintf("%s.phases[%d]", key, j), "unknown phase %q (one of %s)", ph, strings.Join(FilterPhases, ", "))
-			}
-		}
-		for _, m := range []struct {
-			field string
-			list  []FilterMatch
-		}{{"headers", f.Headers}, {"metadata", f.Metadata}} {
-			for j, fm := range m.list {
-				if fm.Name == "" {
-					return bad(fmt.Sprintf("%s.%s[%d].name", key, m.field, j), "required: the %s name to match", strings.TrimSuffix(m.field, "s"))
-				}
-			}
-		}
+	if err := c.checkFilters(file, bad, "filters", c.Filters); err != nil {
+		return err
 	}
 	names := map[string]int{}
 	for i, b := range c.Backends {
@@ -215,7 +161,10 @@ func (c *Config) validate(file string) error {
 			return bad(key+".max_queue", "must be positive")
 		}
 	}
-	return c.validateKeys(file)
+	if err := c.validateKeys(file); err != nil {
+		return err
+	}
+	return c.validateProfiles(file)
 }
 
 // validateURLs checks the backend's address: url, or urls for replicas, not both.
@@ -294,4 +243,33 @@ func (c *Config) line(key string) int {
 		key = key[:i]
 	}
 	return 0
+}
+
+// checkFilters validates filter rules written under key ("filters", or a profile's).
+func (c *Config) checkFilters(file string, bad func(key, format string, args ...any) error, at string, filters []Filter) error {
+	for i, f := range filters {
+		key := fmt.Sprintf("%s[%d]", at, i)
+		if len(f.Phases) == 0 {
+			return bad(key+".phases", "required: list the phases the rule denies in (%s)", strings.Join(FilterPhases, ", "))
+		}
+		for j, ph := range f.Phases {
+			if !slices.Contains(FilterPhases, ph) {
+				return bad(fmt.Sprintf("%s.phases[%d]", key, j), "unknown phase %q (one of %s)", ph, strings.Join(FilterPhases, ", "))
+			}
+		}
+		for _, m := range []struct {
+			field string
+			list  []FilterMatch
+		}{{"headers", f.Headers}, {"metadata", f.Metadata}} {
+			for j, fm := range m.list {
+				if fm.Name == "" {
+					return bad(fmt.Sprintf("%s.%s[%d].name", key, m.field, j), "required: the %s name to match", strings.TrimSuffix(m.field, "s"))
+				}
+			}
+		}
+		if err := c.checkCond(file, key+".when", f.When); err != nil {
+			return err
+		}
+	}
+	return nil
 }

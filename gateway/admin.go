@@ -3,10 +3,12 @@ package gateway
 import (
 	"crypto/subtle"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/maskgate/maskgate/tenant"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // HeaderThread names, on managed requests that have a thread, the thread the gateway
@@ -19,7 +21,11 @@ const HeaderThread = "X-Maskgate-Thread"
 //
 //	GET    /admin/threads           {"threads","bytes","oldest_access"}
 //	DELETE /admin/threads           clear all: {"cleared": N}
-//	DELETE /admin/threads/{id}      clear one (id from X-Maskgate-Thread): {"deleted": bool}
+//	DELETE /admin/threads/{id}      clear one: {"deleted": bool}. id is the gateway's
+//	                                (X-Maskgate-Thread), or the one the client sent
+//	                                (X-Thread-Id, metadata.thread_id) with ?key=NAME for
+//	                                the key that sent it (none: the anonymous caller)
+//	                                and ?profile=NAME when not the default profile
 //	POST   /admin/threads/cleanup   drop threads idle past the TTL now: {"removed": N}
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 	if s.opt.AdminKey == "" {
@@ -55,9 +61,29 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 	case path == "/cleanup" && r.Method == http.MethodPost:
 		writeJSON(w, http.StatusOK, map[string]int{"removed": s.opt.State.Cleanup()})
 	case strings.HasPrefix(path, "/") && len(path) > 1 && r.Method == http.MethodDelete:
-		writeJSON(w, http.StatusOK, map[string]bool{"deleted": s.opt.State.Delete(path[1:])})
+		writeJSON(w, http.StatusOK, map[string]bool{"deleted": s.deleteThread(path[1:], r.URL.Query())})
 	default:
 		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: r.Method + " " + r.URL.Path + " is not an admin endpoint; see GET /admin/threads"})
 	}
+}
+
+// threadIdentity is what a thread is filed within: the caller's identity, and its
+// profile unless the default (one key's threads under two profiles are two threads:
+// their catalogs differ).
+func threadIdentity(key, profile string) string {
+	if profile == "" || profile == DefaultProfile {
+		return key
+	}
+	return key + "\x00profile " + profile
+}
+
+// deleteThread clears the thread id names: the gateway's own id, else the id a client
+// sent, filed within the key and profile q names.
+func (s *Server) deleteThread(id string, q url.Values) bool {
+	if q.Get("key") == "" && q.Get("profile") == "" && s.opt.State.Delete(id) {
+		return true
+	}
+	in := state.ThreadInput{Header: id, Identity: threadIdentity(q.Get("key"), q.Get("profile"))}
+	return s.opt.State.Delete(s.threads.Thread(in))
 }

@@ -114,9 +114,9 @@ func (s *Server) countTokens(b []byte) int {
 	return (len(b) + 3) / 4 // the usual four bytes a token, where nothing counts better
 }
 
-func (s *Server) catalogSize(cat *toolsearch.Catalog) kvcache.CatalogSize {
-	return cached(&s.catalogs.mu, &s.catalogs.sizes, maxCachedSizes, cat.Version(), func() kvcache.CatalogSize {
-		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(s.opt.AutoLoad))}
+func (s *Server) catalogSize(cat *toolsearch.Catalog, autoLoad bool) kvcache.CatalogSize {
+	return cached(&s.catalogs.mu, &s.catalogs.sizes, maxCachedSizes, cat.Version()+boolJSON(autoLoad), func() kvcache.CatalogSize {
+		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(autoLoad))}
 	})
 }
 
@@ -163,5 +163,5 @@ func (s *Server) observe(x *exchange) {
 			prefill = &kvcache.PrefillSample{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}
 		}
 	}
-	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat), Turn: t, Prefill: prefill})
+	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t, Prefill: prefill})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/replicas"
 	"github.com/maskgate/maskgate/kvcache"
 )
 
@@ -48,7 +49,9 @@ type exchange struct {
 	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
 
 	caller    caller
-	cacheSalt string // sent to the backend when the caller's key isolates its cache
+	replica   string   // the replica that answered, for X-Maskgate-Replica where the loop ran
+	prof      *Profile // the request's profile, once run chose it
+	cacheSalt string   // sent to the backend when the caller's key isolates its cache
 
 	door string // the API surface the request came through (a metric label)
 }
@@ -183,6 +186,7 @@ func (s *Server) writeWhole(w http.ResponseWriter, x *exchange, status int, body
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set(HeaderStrategy, string(x.strategy))
 	h.Set(HeaderCache, string(x.cache))
+	setReplica(h, x)
 	setAccounting(h, "", x.usage, x.cache)
 	x.committed = true
 	w.WriteHeader(status)
@@ -204,6 +208,14 @@ func cacheSource(declared backends.CacheSource, u *oai.Usage) backends.CacheSour
 		return backends.CacheReported
 	}
 	return backends.CacheUnknown
+}
+
+// setReplica names the replica that answered a request the loop ran (a relayed answer
+// carries the backend's own header).
+func setReplica(h http.Header, x *exchange) {
+	if x.replica != "" && h.Get(replicas.HeaderReplica) == "" {
+		h.Set(replicas.HeaderReplica, x.replica)
+	}
 }
 
 // copyHeaders passes the backend's headers on; its request id, since X-Request-Id is

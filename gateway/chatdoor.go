@@ -123,6 +123,7 @@ func commitStream(w http.ResponseWriter, x *exchange) {
 	h.Set("X-Accel-Buffering", "no") // tell nginx-like proxies in front not to buffer
 	h.Set(HeaderStrategy, string(x.strategy))
 	h.Set(HeaderCache, string(x.cache))
+	setReplica(h, x)
 	x.committed = true
 	w.WriteHeader(http.StatusOK)
 }

@@ -12,7 +12,10 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/replicas"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/policy"
 )
 
 // round is one answer of the backend as the loop reads it, whole or streamed.
@@ -132,6 +135,9 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		}
 		if !x.committed {
 			x.strategy = backendLabel(p, x.strategy, resp.Strategy)
+			if v := resp.Header.Get(replicas.HeaderReplica); v != "" {
+				x.replica = v // the replica of the round the answer's headers go out with
+			}
 		}
 		if stream {
 			if !x.committed {
@@ -167,16 +173,21 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		if len(calls) == 0 || !s.needsRound(p, calls) {
 			break
 		}
-		if n >= s.opt.MaxRounds {
+		if n >= p.prof.MaxRounds {
 			s.keepExchange(p)
 			s.countDisabled(x, p, calls, outcomeRefused)
-			return fail(s.roundsExceeded())
+			return fail(roundsExceeded(p))
 		}
 		s.countDisabled(x, p, calls, outcomeRetried)
+		p.cut = rd.finish == oai.FinishLength
 		s.runCalls(r, p, msg, calls)
 	}
 	if managed {
 		s.keepExchange(p)
+	} else if p != nil {
+		if err := s.refuseStrays(x, p, rd, sk, stream, begin); err != nil {
+			return gone(ctx)
+		}
 	}
 	var usage *oai.Usage
 	if haveUsage || managed {
@@ -186,7 +197,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 	if stream && usage != nil && x.cache == backends.CacheUnknown && usage.PromptTokensDetails != nil {
 		x.cache = backends.CacheReported // too late for a header, right for the metrics and trailers
 	}
-	if rw, ok := sk.(rawWholer); ok && !stream {
+	if rw, ok := sk.(rawWholer); ok && !stream && rd.raw != nil {
 		return rw.rawWhole(rd.raw, usage)
 	}
 	if err := s.finish(sk, begin, rd, stream, usage); err != nil {
@@ -196,6 +207,49 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		q.done()
 	}
 	return nil
+}
+
+// refuseStrays takes out of rd, in client mode (where the gateway cannot answer the
+// model itself), the calls to tools outside the allowed set, and tells the client so in
+// the answer's text: the client sees, and can show the model, that the call was refused
+// and why. An answer left with no call ends with stop.
+func (s *Server) refuseStrays(x *exchange, p *toolPlan, rd *round, sk door.Sink, stream bool, begin func() error) error {
+	var note strings.Builder
+	for i, c := range rd.calls {
+		name := c.name.String()
+		if meta.IsMeta(name) || s.callable(p, name) {
+			continue
+		}
+		delete(rd.calls, i)
+		p.strays++
+		s.metrics.disabledCalls.WithLabelValues(x.backend, string(x.strategy), outcomeRefused).Inc()
+		why := "it is not loaded in this conversation; load it with load_tool first"
+		if t, ok := p.cat.Lookup(name); !ok {
+			why = "no tool has that name"
+		} else if p.removed[name] || !p.rules.Allowed(policy.Load, p.policy, t.Name) {
+			why = "it is not available here"
+		}
+		fmt.Fprintf(&note, "\n[maskgate refused the call to %s: %s.]", quote(name), why)
+	}
+	if note.Len() == 0 {
+		return nil
+	}
+	rd.raw = nil // the backend's answer is no longer the answer
+	if len(rd.calls) == 0 && (rd.finish == oai.FinishToolCalls || rd.finish == "") {
+		rd.finish = oai.FinishStop
+	}
+	text := note.String()
+	if rd.content.Len() == 0 {
+		text = text[1:]
+	}
+	if !stream {
+		rd.content.WriteString(text)
+		return nil
+	}
+	if err := begin(); err != nil {
+		return err
+	}
+	return sk.Text(text)
 }
 
 // finish hands the last round's held output to the sink: for a whole answer all of it,

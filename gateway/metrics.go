@@ -37,6 +37,10 @@ type metrics struct {
 	keyTokens *prometheus.CounterVec
 	inFlight  *prometheus.GaugeVec
 	queued    *prometheus.GaugeVec
+
+	// Profiles: tools the gateway runs, and changes of their catalogs.
+	toolRuns       *prometheus.HistogramVec
+	catalogChanges *prometheus.CounterVec
 }
 
 // upstreamFailureCodes are the failures the gateway diagnoses in an upstream's answer,
@@ -121,10 +125,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Name: "backend_queued_requests",
 			Help: "Requests waiting in a backend's queue for a slot.",
 		}, []string{"backend"}),
+		toolRuns: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "tool_run_seconds",
+			Help:    "Calls the gateway ran itself (MCP tools with execute: gateway), by profile and outcome (ok, or error: the tool failed, timed out or its server was down; the model got the error as the result).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 8),
+		}, []string{"profile", "outcome"}),
+		catalogChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "catalog_changes_total",
+			Help: "Changes of a profile's catalog while serving (an MCP server's list_changed, a reload), by kind: append (new tools after the old; cached prefixes kept), mask (tools gone, kept masked; prefixes kept), break (a tool changed in place or masked ones were dropped: the prefix moved).",
+		}, []string{"profile", "kind"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken,
-			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics, m.rejected, m.keyTokens, m.inFlight, m.queued)
+			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics, m.rejected, m.keyTokens, m.inFlight, m.queued,
+			m.toolRuns, m.catalogChanges)
 	}
 	return m
 }

@@ -55,6 +55,8 @@ type request struct {
 	// speaks its door (a continuation of a response the gateway does not hold may be one
 	// the upstream does).
 	refuse error
+	// prof is the profile the request runs under (set by run).
+	prof *Profile
 	// done, when set, is told the answer once it has ended well (a door that stores
 	// responses keeps it).
 	done func()
@@ -69,6 +71,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 		defer release()
 		err = s.run(w, r, x, d)
 		s.charge(x.caller, x.usage)
+		if x.prof != nil && x.prof.limitKey != nil && x.usage != nil {
+			s.limiter.Charge(x.prof.limitKey, x.usage.PromptTokens+x.usage.CompletionTokens)
+		}
 	}
 	if err != nil {
 		var ae *apiError
@@ -115,6 +120,18 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	q, err := d.decode(r, raw)
 	if err != nil {
 		return err
+	}
+	releaseProfile, alias, err := s.useProfile(r, x, q)
+	if err != nil {
+		return err
+	}
+	defer releaseProfile()
+	if alias != "" {
+		// A door's own body, passed as it is to an upstream that speaks the door, names
+		// the backend model too.
+		if raw, err = oai.Set(raw, "model", []byte(quote(alias))); err != nil {
+			return err
+		}
 	}
 	env := q.env
 	rt, ok := s.router.lookup(env.Model)
@@ -164,7 +181,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		if plan.thread != "" {
 			w.Header().Set(HeaderThread, plan.thread)
 		}
-		if s.opt.ToolMode != ModeClient {
+		if q.prof.ToolMode != ModeClient {
 			return s.loop(r, x, rt.up.Backend, q, plan, true, d.sink(s, w, x, q))
 		}
 		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
@@ -179,7 +196,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 			return err
 		}
 	}
-	if _, chat := d.(chatDoor); !chat {
+	if _, chat := d.(chatDoor); !chat || plan != nil {
+		// A plan in client mode goes through the loop too, for one round: it holds the
+		// tool calls to the end, where a call outside the allowed set is refused.
 		q.body = body
 		return s.loop(r, x, rt.up.Backend, q, plan, false, d.sink(s, w, x, q))
 	}

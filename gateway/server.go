@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,10 +46,16 @@ type Options struct {
 	// Hybrid, if set, is Tools with embeddings: searches fuse lexical and vector ranks.
 	// Its Index must be Tools.
 	Hybrid *toolsearch.Hybrid
+	// Profiles are named tool setups besides the default one the fields below
+	// describe; a profile named "default" replaces it. Aliases map model names to a
+	// profile and a backend model. See profileFor.
+	Profiles []*Profile
+	Aliases  map[string]Alias
 	// SearchTopK is how many results a search returns when the caller does not say. If
 	// zero, 5.
 	SearchTopK int
-	// SearchMinScore drops results under this relevance (0–1). If zero, 0.1.
+	// SearchMinScore, when positive, also drops results under this relevance (0–1).
+	// Zero leaves the search's own cut, relative to the best match.
 	SearchMinScore float64
 
 	// State holds each thread's loaded tools and hidden meta-tool exchanges. If nil,
@@ -125,10 +130,14 @@ type Server struct {
 	responses *responseStore
 	sockets   wsock.Registry
 
-	catalogs   catalogCache
-	pins       strategyPins
-	tokensOnce sync.Once
-	tokensJSON []byte
+	catalogs catalogCache
+	pins     strategyPins
+	tokens   tokenCounts
+
+	// profiles are the named tool setups (SetProfiles swaps them at once); fallback is
+	// the default profile Options describe.
+	profiles profiles
+	fallback *Profile
 }
 
 // New returns a Server for o.
@@ -154,15 +163,6 @@ func New(o Options) *Server {
 	if o.ProbeTimeout == 0 {
 		o.ProbeTimeout = 2 * time.Second
 	}
-	if o.SearchTopK == 0 {
-		o.SearchTopK = 5
-	}
-	if o.EagerBelow == 0 {
-		o.EagerBelow = 20
-	}
-	if o.MaxRounds == 0 {
-		o.MaxRounds = 4
-	}
 	if o.StoreBytes == 0 {
 		o.StoreBytes = 64 << 20
 	}
@@ -171,9 +171,6 @@ func New(o Options) *Server {
 	}
 	if o.HostedTools == "" {
 		o.HostedTools = "drop"
-	}
-	if o.ToolMode == "" {
-		o.ToolMode = ModeServer
 	}
 	if o.ThreadSecret == nil {
 		o.ThreadSecret = make([]byte, 32)
@@ -191,6 +188,9 @@ func New(o Options) *Server {
 		limiter:   tenant.NewLimiter(o.Now),
 		gates:     map[string]*tenant.Gate{},
 	}
+	s.fallback = defaultProfile(&s.opt)
+	s.fallback.applyDefaults()
+	s.SetProfiles(o.Profiles, o.Aliases, nil)
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	for _, u := range o.Upstreams {
 		if u.MaxInFlight > 0 {

@@ -72,16 +72,16 @@ func capabilities(be backends.Backend) Capabilities {
 // Under auto with a Chooser, a thread keeps the strategy its first request got: a
 // switch in mid-conversation would break its prefix, so the Chooser's changes reach new
 // conversations only.
-func (s *Server) chooseStrategy(backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) Strategy {
+func (s *Server) chooseStrategy(prof *Profile, backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) Strategy {
 	caps := capabilities(be)
-	st := s.opt.Strategy
+	st := prof.Strategy
 	if st == StrategyAuto || st == "" {
 		if s.opt.Chooser != nil {
 			key := backend + "\x00" + thread
 			if pinned, ok := s.pins.get(key); thread != "" && ok && (pinned != StrategyMask || caps.Constrains) {
 				return pinned
 			}
-			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat)})
+			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat, prof.AutoLoad)})
 			if thread != "" { // a request without a thread has nothing to keep consistent
 				defer func() { s.pins.set(key, st) }()
 			}
@@ -141,7 +141,7 @@ func (p *toolPlan) wholeCatalog() bool { return p.strategy != StrategyRemove }
 func (s *Server) callable(p *toolPlan, name string) bool {
 	if p.strategy == StrategyEager {
 		_, ok := p.cat.Lookup(name)
-		return ok && s.opt.Policy.Allowed(policy.Active, p.policy, name)
+		return ok && !p.removed[name] && p.rules.Allowed(policy.Active, p.policy, name)
 	}
 	return contains(s.active(p), name)
 }
@@ -153,7 +153,7 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 		return s.active(p)
 	}
 	names := []string{meta.SearchTools}
-	if !s.opt.AutoLoad {
+	if !p.prof.AutoLoad {
 		names = append(names, meta.LoadTool)
 	}
 	return append(names, s.active(p)...)
@@ -174,7 +174,7 @@ func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model str
 		req.Thread = p.thread
 		if p.wholeCatalog() {
 			// toolsArray's bytes depend on nothing else.
-			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(s.opt.AutoLoad)
+			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
 		}
 	}
 	return req

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 	"github.com/maskgate/maskgate/toolsearch/state"
@@ -27,20 +30,84 @@ func (s *Server) keepExchange(p *toolPlan) {
 // roundsExceeded is the answer when the model still calls meta-tools or unloaded tools
 // after MaxRounds: those calls must not reach the client, and there is nothing else to
 // give it.
-func (s *Server) roundsExceeded() error {
+func roundsExceeded(p *toolPlan) error {
 	return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "tool_rounds_exceeded",
-		Message: fmt.Sprintf("the model was still searching for or loading tools after %d rounds; raise search.max_rounds or load the tools it needs up front", s.opt.MaxRounds)}
+		Message: fmt.Sprintf("the model was still calling tools the gateway answers (search, load, or tools it runs) after %d rounds; raise search.max_rounds or load the tools it needs up front", p.prof.MaxRounds)}
 }
 
 // needsRound says whether the gateway must answer these calls itself: any meta-tool call,
-// or any call to a tool outside the loaded set.
+// any call to a tool outside the loaded set, or a call to a tool the gateway runs.
 func (s *Server) needsRound(p *toolPlan, calls []oai.ToolCall) bool {
 	for _, c := range calls {
-		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) {
+		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) || p.runs(c.Function.Name) {
 			return true
 		}
 	}
 	return false
+}
+
+// runs says whether the gateway runs calls to name itself (a profile tool, not one the
+// client sent under that name).
+func (p *toolPlan) runs(name string) bool {
+	if p.prof.Runner == nil || !p.prof.Runner.Runs(name) {
+		return false
+	}
+	t, ok := p.cat.Lookup(name)
+	return ok && t.Source == toolsearch.FromProfile
+}
+
+// runTools runs the calls to tools the gateway runs, at once, each under its own
+// timeout (the runner's), and returns their tool messages' contents by call index.
+func (s *Server) runTools(r *http.Request, p *toolPlan, calls []oai.ToolCall) map[int]string {
+	out := map[int]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	bearer := bearerToken(r)
+	for i, c := range calls {
+		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) || !p.runs(c.Function.Name) {
+			continue
+		}
+		if p.cut {
+			s.metrics.toolRuns.WithLabelValues(p.prof.Name, "error").Observe(0)
+			out[i] = `{"error":"the call to ` + jsonEscape(c.Function.Name) + ` was cut short by max_tokens before its arguments ended; nothing ran"}`
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := s.now()
+			content, isErr := p.prof.Runner.Run(r.Context(), c.Function.Name, json.RawMessage(c.Function.Arguments), bearer)
+			outcome := "ok"
+			if isErr {
+				outcome = "error"
+				s.log.Warn("tool run failed; the model gets the error as the result", "request_id", requestID(r.Context()),
+					"profile", p.prof.Name, "tool", c.Function.Name, "error", truncate(content, 300))
+				content = `{"error":"` + jsonEscape(content) + `"}`
+			}
+			s.metrics.toolRuns.WithLabelValues(p.prof.Name, outcome).Observe(s.now().Sub(t).Seconds())
+			mu.Lock()
+			out[i] = content
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// truncate cuts s to at most n bytes for a log line, saying so.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// bearerToken is the caller's own token, for a runner told to pass it on.
+func bearerToken(r *http.Request) string {
+	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(v)
+	}
+	return r.Header.Get("x-api-key")
 }
 
 // countDisabled counts the calls to tools the model may not call: not meta-tools and
@@ -71,16 +138,21 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 		Searcher: searcher,
 		Names:    p.cat,
 		Allowed: func(ph meta.Phase, name string) bool {
-			return s.opt.Policy.Allowed(policy.Phase(ph), p.policy, name)
+			return !p.removed[name] && p.rules.Allowed(policy.Phase(ph), p.policy, name)
 		},
 		Loaded:   func(name string) bool { return contains(p.loaded, name) },
-		AutoLoad: s.opt.AutoLoad,
-		TopK:     s.opt.SearchTopK,
-		MinScore: s.opt.SearchMinScore,
+		AutoLoad: p.prof.AutoLoad,
+		TopK:     p.prof.SearchTopK,
+		MinScore: p.prof.SearchMinScore,
 	}
-	for _, c := range calls {
-		var content string
+	ran := s.runTools(r, p, calls)
+	if len(ran) > 0 && p.forced {
+		p.toolChoice, p.forced = []byte(`"auto"`), false
+	}
+	for i, c := range calls {
+		content, done := ran[i]
 		switch name := c.Function.Name; {
+		case done:
 		case meta.IsMeta(name):
 			out := meta.Execute(r.Context(), meta.Call{Name: name, Arguments: c.Function.Arguments}, env)
 			if out.Log != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/masking"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
@@ -26,12 +27,18 @@ const (
 // toolPlan is one request's view of tools under management: its catalog, its thread,
 // what is loaded, and the conversation as the engine sees it.
 type toolPlan struct {
+	prof   *Profile
 	thread string
 	cat    *toolsearch.Catalog
 	ix     *toolsearch.Index
 	hybrid *toolsearch.Hybrid // nil without embeddings
 	policy policy.Request
-	loaded []string
+	// rules are the filters in force when the request began.
+	rules *policy.Policy
+	// removed names profile tools still rendered but gone from their source (an MCP
+	// server dropped them): masked in every phase.
+	removed map[string]bool
+	loaded  []string
 	// messages is the engine's view: the client's messages with earlier hidden
 	// exchanges spliced back where they happened; rounds append to it.
 	messages [][]byte
@@ -50,6 +57,14 @@ type toolPlan struct {
 
 	// clientSearch: the client discovers tools itself (request.clientSearch).
 	clientSearch bool
+
+	// forced: the client's tool_choice demands a call (required, a function, allowed
+	// tools in required mode). Once the gateway has run a call it demanded, the
+	// following rounds are auto: the demand is met, and forcing again would only loop.
+	forced bool
+	// cut: the round being answered ended at max_tokens, its last call's arguments
+	// possibly unfinished; the gateway runs none of its calls.
+	cut bool
 
 	// toolChoice, when set, replaces the client's tool_choice (a namespace it named,
 	// expanded).
@@ -78,35 +93,52 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 			}
 		}
 	}
-	if s.opt.Tools != nil {
+	prof := q.prof
+	// The request's context, for the policy and the profile's variants; the namespaces
+	// are the catalog's, once it is known.
+	c := callerOf(r.Context())
+	metadata, _ := env.Object.Get("metadata")
+	pol := policy.NewRequest(prof.Name, r.Header, json.RawMessage(metadata), nil)
+	pol.Key = c.name()
+	var base *toolsearch.Index
+	var removed map[string]bool
+	if prof.Catalog != nil {
+		view, err := prof.Catalog.View(pol)
+		if err != nil {
+			return nil, err
+		}
+		base, removed = view.Index, view.Removed
+	}
+	if base != nil {
 		// A client tool the profile's catalog holds as it is (same description, same
 		// schema bytes) is taken from the catalog, so it keeps its place there: a
 		// client whose tools array grows with each discovery (a deferring client) finds
 		// the engine's prompt unchanged while its tools are the catalog's, and a tool the
 		// catalog lacks joins it at the end (one change of the prefix, when first shown).
 		client = slices.DeleteFunc(client, func(t toolsearch.Tool) bool {
-			own, known := s.opt.Tools.Catalog().Lookup(t.Name)
+			own, known := base.Catalog().Lookup(t.Name)
 			return known && sameTool(own, &t)
 		})
 	}
 	var ix *toolsearch.Index
 	var hybrid *toolsearch.Hybrid
+	h := prof.hybridFor(base)
 	switch {
-	case s.opt.Hybrid != nil && len(client) > 0:
+	case h != nil && len(client) > 0:
 		var err error
-		if hybrid, err = s.opt.Hybrid.WithClient(client); err != nil {
+		if hybrid, err = h.WithClient(client); err != nil {
 			return nil, badRequest(err.Error(), "tools")
 		}
 		ix = hybrid.Index()
-	case s.opt.Hybrid != nil:
-		hybrid, ix = s.opt.Hybrid, s.opt.Hybrid.Index()
-	case s.opt.Tools != nil && len(client) > 0:
+	case h != nil:
+		hybrid, ix = h, base
+	case base != nil && len(client) > 0:
 		var err error
-		if ix, err = s.opt.Tools.WithClient(client); err != nil {
+		if ix, err = base.WithClient(client); err != nil {
 			return nil, badRequest(err.Error(), "tools")
 		}
-	case s.opt.Tools != nil:
-		ix = s.opt.Tools
+	case base != nil:
+		ix = base
 	case len(client) > 0:
 		cat, err := toolsearch.New(client)
 		if err != nil {
@@ -117,7 +149,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		return nil, nil
 	}
 	cat := ix.Catalog()
-	if cat.Len() < s.opt.EagerBelow {
+	// A small catalog is not managed: the request goes as it is, unless the gateway
+	// runs some of its tools, which needs the loop (with every tool offered: eager).
+	small := cat.Len() < prof.EagerBelow
+	if small && !runsAny(prof, cat) {
 		return nil, nil
 	}
 	for i := 0; i < cat.Len(); i++ {
@@ -131,35 +166,38 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		return nil, badRequest(err.Error(), "")
 	}
 	// The thread is the caller's: its authenticated identity, never a header alone.
-	c := callerOf(r.Context())
 	in.Header = r.Header.Get("X-Thread-Id")
 	if in.Header == "" {
 		in.Header = q.thread // the door's own conversation identity
 	}
-	in.Identity = c.name()
-	profile := ""
-	if c.key != nil {
-		profile = c.key.Profile
-	}
-	metadata, _ := env.Object.Get("metadata")
+	in.Identity = threadIdentity(c.name(), prof.Name)
+	pol.Namespace = cat.Namespace
 	p := &toolPlan{
+		prof:       prof,
 		thread:     s.threads.Thread(in),
 		cat:        cat,
 		ix:         ix,
 		hybrid:     hybrid,
-		policy:     policy.NewRequest(profile, r.Header, json.RawMessage(metadata), cat.Namespace),
+		policy:     pol,
+		rules:      s.profiles.Load().rules,
+		removed:    removed,
 		clientMsgs: len(env.Messages),
 	}
-	p.strategy = s.chooseStrategy(backend, be, cat, p.thread)
+	p.strategy = s.chooseStrategy(prof, backend, be, cat, p.thread)
+	if small {
+		p.strategy = StrategyEager
+	}
 	if raw, ok := env.Object.Get("tool_choice"); ok {
 		if p.toolChoice, err = namespaceChoice(cat, raw); err != nil {
 			return nil, err
 		}
+		mode, _, _, _ := masking.ParseToolChoice(raw)
+		p.forced = mode != masking.ModeAuto
 	}
 
 	var splices []state.Splice
-	if s.opt.ToolMode == ModeClient {
-		p.loaded = state.FromMessages(env.Messages, s.opt.AutoLoad)
+	if prof.ToolMode == ModeClient {
+		p.loaded = state.FromMessages(env.Messages, prof.AutoLoad)
 	} else if p.thread == "" {
 		// No thread: nothing was kept for this request, and nothing will be.
 	} else if snap, ok := s.opt.State.Get(p.thread); ok {
@@ -179,7 +217,7 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		p.loaded = append(slices.Clip(p.loaded), add...)
 	}
 	p.loadedAtStart = len(p.loaded)
-	if s.opt.Progressive && s.opt.ToolMode != ModeClient && !p.clientSearch {
+	if prof.Progressive && prof.ToolMode != ModeClient && !p.clientSearch {
 		s.loadForUserMessage(p, env.Messages[len(env.Messages)-1])
 	}
 	p.messages = spliceMessages(env.Messages, splices)
@@ -187,6 +225,24 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		p.newSession, p.added = turnInput(env.Messages)
 	}
 	return p, nil
+}
+
+// runsAny says whether the gateway runs any tool of cat itself.
+func runsAny(prof *Profile, cat *toolsearch.Catalog) bool {
+	if prof.Runner == nil {
+		return false
+	}
+	for _, t := range cat.All() {
+		if t.Source == toolsearch.FromProfile && prof.Runner.Runs(t.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// findable says whether search may return name and load_tool load it.
+func (s *Server) findable(p *toolPlan, name string) bool {
+	return !p.removed[name] && p.rules.Allowed(policy.Search, p.policy, name) && p.rules.Allowed(policy.Load, p.policy, name)
 }
 
 // loadForUserMessage is progressive loading: when the conversation ends with a user
@@ -202,9 +258,9 @@ func (s *Server) loadForUserMessage(p *toolPlan, last json.RawMessage) {
 		return
 	}
 	allowed := func(t *toolsearch.Tool) bool {
-		return s.opt.Policy.Allowed(policy.Search, p.policy, t.Name) && s.opt.Policy.Allowed(policy.Load, p.policy, t.Name)
+		return s.findable(p, t.Name)
 	}
-	found := p.ix.Search(text, toolsearch.SearchOptions{TopK: s.opt.SearchTopK, MinScore: s.opt.SearchMinScore, Filter: allowed})
+	found := p.ix.Search(text, toolsearch.SearchOptions{TopK: p.prof.SearchTopK, MinScore: p.prof.SearchMinScore, Filter: allowed})
 	names := make([]string, len(found))
 	for i, r := range found {
 		names[i] = r.Name
@@ -250,7 +306,7 @@ func spliceMessages(client []json.RawMessage, splices []state.Splice) [][]byte {
 func (s *Server) active(p *toolPlan) []string {
 	out := make([]string, 0, len(p.loaded))
 	for _, name := range p.loaded {
-		if s.opt.Policy.Allowed(policy.Active, p.policy, name) {
+		if !p.removed[name] && p.rules.Allowed(policy.Active, p.policy, name) {
 			out = append(out, name)
 		}
 	}
@@ -307,12 +363,12 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	if p.strategy == StrategyEager {
 		return p.cat.Render()
 	}
-	defs := meta.Definitions(s.opt.AutoLoad)
+	defs := meta.Definitions(p.prof.AutoLoad)
 	tools := bytes.TrimSuffix(defs, []byte("]"))
 	if p.wholeCatalog() {
 		// The same bytes for every request of the catalog: built once per version.
 		// Shared, so read-only: it has no spare capacity for an append to write into.
-		return s.catalogs.wholeTools(p.cat.Version()+boolJSON(s.opt.AutoLoad), func() []byte {
+		return s.catalogs.wholeTools(p.cat.Version()+boolJSON(p.prof.AutoLoad), func() []byte {
 			r := p.cat.Render()
 			out := make([]byte, 0, len(tools)+len(r))
 			return append(append(append(out, tools...), ','), r[1:]...)

@@ -50,6 +50,8 @@ type Key struct {
 	Hash Hash
 	// Profile names the tool profile the key uses; empty: the default.
 	Profile string
+	// Profiles are the profiles the key may choose per request (X-Maskgate-Profile).
+	Profiles []string
 	// Models are the model names the key may ask for ("*": any). If empty, any.
 	Models []string
 	// Backends are the backend names its requests may be routed to. If empty, any.

@@ -37,6 +37,18 @@ type Catalog struct {
 // are an error naming both origins. New copies each Tool; Parameters bytes are shared and
 // must not be modified afterwards.
 func New(tools []Tool) (*Catalog, error) {
+	return build(tools, true)
+}
+
+// NewOrdered is New without the sort: the catalog renders tools in the order given. A
+// profile whose tools change while it serves (an MCP server's list_changed) keeps its
+// earlier tools where they were and appends the new ones, so the rendered bytes before
+// them, and the engine's cached prefix, stay as they were.
+func NewOrdered(tools []Tool) (*Catalog, error) {
+	return build(tools, false)
+}
+
+func build(tools []Tool, sorted bool) (*Catalog, error) {
 	c := &Catalog{tools: make([]*Tool, len(tools)), byName: make(map[string]int32, len(tools))}
 	for i := range tools {
 		t := tools[i]
@@ -47,10 +59,12 @@ func New(tools []Tool) (*Catalog, error) {
 		t.rendered = renderTool(&t)
 		c.tools[i] = &t
 	}
-	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].Name < c.tools[j].Name })
+	if sorted {
+		sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].Name < c.tools[j].Name })
+	}
 	for i, t := range c.tools {
-		if i > 0 && c.tools[i-1].Name == t.Name {
-			return nil, fmt.Errorf("tool %q is defined twice: %s and %s", t.Name, c.tools[i-1].Origin, t.Origin)
+		if j, dup := c.byName[t.Name]; dup {
+			return nil, fmt.Errorf("tool %q is defined twice: %s and %s", t.Name, c.tools[j].Origin, t.Origin)
 		}
 		c.byName[t.Name] = int32(i)
 	}

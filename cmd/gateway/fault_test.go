@@ -28,6 +28,7 @@ const streamChunk = `{"id":"c","object":"chat.completion.chunk","created":1,"mod
 // running is a gateway started by run.
 type running struct {
 	addr   string
+	path   string // the config file
 	stderr *syncBuffer
 	cancel context.CancelFunc
 	done   chan int
@@ -56,7 +57,7 @@ func startRunEnv(t *testing.T, yaml string, upstream *httptest.Server, env map[s
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &running{addr: addr, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	g := &running{addr: addr, path: path, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
 		g.done <- run(ctx, []string{"-config", path, "-listen", addr}, func(k string) string { return env[k] }, g.stderr)
 	}()

@@ -238,7 +238,6 @@ tools:
   files: ["catalog.json"]
 search:
   mode: client
-  storage: context
 strategy: mask
 `
 
@@ -469,7 +468,7 @@ func catalogRender(t *testing.T, wire *wireLog) []byte {
 }
 
 // forcedAmongLoaded is a client-mode request whose history loaded names (a load_tool call
-// and its result, from which storage: context derives the loaded set), forcing a call
+// and its result, from which client mode derives the loaded set), forcing a call
 // among them with allowed_tools.
 func forcedAmongLoaded(model string, names []string, maxTokens, seed int) string {
 	choice := make([]string, len(names))

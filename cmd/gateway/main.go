@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"time"
 
@@ -150,14 +151,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "gateway: %s: %v\n", *configPath, err)
 		return 2
 	}
-	tools, err := loadTools(cfg, *configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "gateway: %v\n", err)
-		return 2
-	}
-	if tools != nil {
-		log.Info("tool catalog", "tools", tools.Catalog().Len(), "version", tools.Catalog().Version())
-	}
 
 	counter, err := tokens.New(tokens.Options{})
 	if err != nil {
@@ -165,12 +158,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 1
 	}
 	threads := state.NewMemory(state.Options{TTL: time.Duration(cfg.Search.TTL)})
-	go threads.Run(ctx, time.Duration(cfg.Search.TTL)/4)
+	sweep := time.Duration(cfg.Search.TTL) / 4
+	if sweep <= 0 {
+		sweep = time.Minute // ttl: never: nothing expires, the sweep finds nothing
+	}
+	go threads.Run(ctx, sweep)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var chooser gateway.Chooser
-	if gateway.Strategy(cfg.Strategy) == gateway.StrategyAuto {
+	if anyAuto(cfg) {
 		cm := costModel(ups)
 		if err := cm.Register(reg); err != nil {
 			fmt.Fprintf(stderr, "gateway: auto strategy metrics: %v\n", err)
@@ -186,8 +183,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MinBodyRate:     int64(cfg.Server.MinBodyRate),
 		Registry:        reg,
 		Logger:          log,
-		Tools:           tools,
-		Hybrid:          loadHybrid(ctx, cfg, tools, transport, getenv, log),
 		SearchTopK:      cfg.Search.TopK,
 		SearchMinScore:  cfg.Search.MinScore,
 		State:           threads,
@@ -215,6 +210,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			IdleTimeout:     time.Duration(cfg.Doors.WebSocket.IdleTimeout),
 		},
 	})
+
+	// Profiles, their MCP servers and the filters: built now, rebuilt on SIGHUP.
+	pctx, stopProfiles := context.WithCancel(ctx)
+	defer stopProfiles()
+	prof := newProfiles(pctx, *configPath, getenv, transport, log)
+	prof.srv = srv
+	if err := prof.apply(cfg); err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
+	}
+	defer prof.close()
+	prof.logCatalogs()
+	go prof.run(pctx)
+	if *configPath != "" {
+		go reloadOnHangup(pctx, *configPath, cfg, prof, log)
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -303,4 +314,67 @@ func probe(ctx context.Context, url string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// anyAuto says whether the top level or any profile runs the auto strategy, which needs
+// the cost model.
+func anyAuto(cfg *config.Config) bool {
+	if gateway.Strategy(cfg.Strategy) == gateway.StrategyAuto {
+		return true
+	}
+	for _, p := range cfg.Profiles {
+		if gateway.Strategy(p.Strategy) == gateway.StrategyAuto {
+			return true
+		}
+	}
+	return false
+}
+
+// reloadOnHangup reads the configuration again on each SIGHUP and applies its profiles,
+// MCP servers and filters at once; requests in flight finish with what they started
+// with. A file that does not load leaves the running configuration as it is. The rest
+// (listen, backends, keys, server, doors) takes effect at the next start, and the log
+// says which of those changed.
+func reloadOnHangup(ctx context.Context, path string, running *config.Config, prof *profiles, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			log.Error("reload refused: the running configuration stays", "error", err)
+			continue
+		}
+		if err := prof.apply(cfg); err != nil {
+			log.Error("reload refused: the running configuration stays", "error", err)
+			continue
+		}
+		for _, k := range restartOnly(running, cfg) {
+			log.Warn("changed in the file, takes effect at the next start", "key", k)
+		}
+		log.Info("configuration reloaded: profiles, MCP servers and filters", "file", path)
+	}
+}
+
+// restartOnly names the top-level keys that differ between a and b and that a reload does
+// not apply.
+func restartOnly(a, b *config.Config) []string {
+	var out []string
+	for _, f := range []struct {
+		key  string
+		x, y any
+	}{{"listen", a.Listen, b.Listen}, {"backends", a.Backends, b.Backends}, {"keys", a.Keys, b.Keys},
+		{"server", a.Server, b.Server}, {"doors", a.Doors, b.Doors}, {"auth", a.Auth, b.Auth},
+		{"admin_key_env", a.AdminKeyEnv, b.AdminKeyEnv}, {"max_request_bytes", a.MaxRequestBytes, b.MaxRequestBytes},
+		{"search.ttl", a.Search.TTL, b.Search.TTL}} {
+		if !reflect.DeepEqual(f.x, f.y) {
+			out = append(out, f.key)
+		}
+	}
+	return out
 }

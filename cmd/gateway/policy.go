@@ -22,6 +22,10 @@ func compilePolicy(filters []config.Filter) (*policy.Policy, error) {
 		for _, m := range f.Metadata {
 			r.Metadata = append(r.Metadata, policy.Match{Name: m.Name, Value: m.Value})
 		}
+		if f.When != nil {
+			w := compileCond(f.When)
+			r.When = &w
+		}
 		rules[i] = r
 	}
 	p, err := policy.Compile(rules)
@@ -29,4 +33,15 @@ func compilePolicy(filters []config.Filter) (*policy.Policy, error) {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
 	return p, nil
+}
+
+// compileCond turns a configured condition (a filter's or a variant's "when") into the
+// policy's form; exists: false becomes not of exists. Config has validated it; callers
+// still pass the result through policy (Compile, or Cond.Check) to fail at start. A nil c
+// gives the zero Cond, which Check rejects: test for nil first, where "when" is optional.
+func compileCond(c *config.Cond) policy.Cond {
+	if c == nil {
+		return policy.Cond{}
+	}
+	return c.Policy()
 }

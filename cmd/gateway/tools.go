@@ -44,7 +44,11 @@ func loadTools(cfg *config.Config, configPath string) (*toolsearch.Index, error)
 // A backend that fails at start leaves search lexical, with a warning: tool search must
 // not depend on a second service being up.
 func loadHybrid(ctx context.Context, cfg *config.Config, ix *toolsearch.Index, transport http.RoundTripper, getenv func(string) string, log *slog.Logger) *toolsearch.Hybrid {
-	e := cfg.Search.Embeddings
+	return embed(ctx, cfg.Search.Embeddings, ix, transport, getenv, log)
+}
+
+// embed is ix with vectors from e, or nil when e is not set or fails.
+func embed(ctx context.Context, e config.Embeddings, ix *toolsearch.Index, transport http.RoundTripper, getenv func(string) string, log *slog.Logger) *toolsearch.Hybrid {
 	if e.URL == "" || ix == nil {
 		return nil
 	}

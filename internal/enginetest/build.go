@@ -35,6 +35,10 @@ func LlamaServerBinary(t testing.TB) string {
 // as it happens.
 func engineBinary(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		// Building an engine from source takes minutes; -short is the quick pass.
+		t.Skipf("-short: this test needs an engine built from source (scripts/%s); the README's test command runs it", name)
+	}
 	root := moduleRoot(t)
 	script := filepath.Join(root, "scripts", name)
 

@@ -9,8 +9,10 @@
 // gives a test its own server with its own models folder and HOME, stopped
 // by process group when the test ends.
 //
-// It must never skip: an integration test that cannot build or start its
-// engine fails loudly, with the engine's log, because a skipped test reads
-// as a passing one. It reads no environment variables itself; the build
+// It never skips, but under go test -short, which asks for the quick pass and
+// leaves out every test needing an engine built from source: an integration
+// test that cannot build or start its engine fails loudly, with the engine's
+// log, because a skipped test reads as a passing one. The README's test
+// command never passes -short. It reads no environment variables itself; the build
 // script reads MASKGATE_CACHE_DIR.
 package enginetest

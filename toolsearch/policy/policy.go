@@ -40,6 +40,8 @@ type Rule struct {
 	Tools []string `yaml:"tools"`
 	// Namespaces are globs over tool namespaces ("github").
 	Namespaces []string `yaml:"namespaces"`
+	// When is a condition over the request that must also hold; nil: none.
+	When *Cond `yaml:"when"`
 }
 
 // Match is one condition: the header or metadata key Name has a value matching the glob
@@ -51,6 +53,9 @@ type Match struct {
 
 // Request is what rules see of a request. Build it with NewRequest, or by hand.
 type Request struct {
+	// Key is the caller's identity name (the client key's name); "" for none. NewRequest
+	// leaves it empty: set it after.
+	Key string
 	// Profile is the profile the API key maps to.
 	Profile string
 	// Header is the request's header; nil for none.
@@ -96,6 +101,7 @@ type rule struct {
 	metadata   []match
 	tools      []*regexp.Regexp
 	namespaces []*regexp.Regexp
+	when       *Cond // a copy of the rule's, checked; nil: none
 }
 
 type match struct {
@@ -145,6 +151,17 @@ func Compile(rules []Rule) (*Policy, error) {
 		}
 		if c.metadata, err = matches(r.Metadata, func(s string) string { return s }); err != nil {
 			return nil, bad("metadata", err)
+		}
+		if r.When != nil {
+			if err := r.When.Check(); err != nil {
+				var ce *CondError
+				if errors.As(err, &ce) {
+					return nil, bad(ce.Path, ce.Err)
+				}
+				return nil, bad("when", err)
+			}
+			w := r.When.clone()
+			c.when = &w
 		}
 		var seen [numPhases]bool
 		for j, ph := range r.Phases {
@@ -248,14 +265,19 @@ func (r *rule) matches(req *Request, tool string) bool {
 			return false
 		}
 	}
-	if len(r.metadata) > 0 && req.MetadataErr != nil {
-		return true // undecidable metadata conditions hold: the rule denies
-	}
-	for _, m := range r.metadata {
-		v, ok := req.Metadata[m.name]
-		if !ok || (m.value != nil && !m.value.MatchString(v)) {
-			return false
+	// With MetadataErr set, metadata conditions cannot be decided and are taken to hold
+	// (a rule that errors denies), so they are skipped.
+	if req.MetadataErr == nil {
+		for _, m := range r.metadata {
+			v, ok := req.Metadata[m.name]
+			if !ok || (m.value != nil && !m.value.MatchString(v)) {
+				return false
+			}
 		}
+	}
+	if r.when != nil {
+		ok, err := r.when.Eval(*req)
+		return ok || err != nil // an undecidable condition holds: the rule denies
 	}
 	return true
 }

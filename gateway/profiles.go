@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/tenant"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/policy"
+	"github.com/maskgate/maskgate/toolsearch/profile"
+)
+
+// HeaderProfile names the profile a request asks for, where its key may choose.
+const HeaderProfile = "X-Maskgate-Profile"
+
+// DefaultProfile is the profile of requests that name none.
+const DefaultProfile = "default"
+
+// Profile is one named tool setup: where its tools come from (a live catalog), how they
+// are searched and managed, the tools the gateway runs itself, and the traffic limits
+// every key shares under it.
+type Profile struct {
+	// Name labels it in errors and metrics, and filters match it.
+	Name string
+	// Catalog is the profile's catalog. Nil: no tools of its own, only clients'.
+	Catalog *profile.Catalog
+	// Hybrid, if set, fuses vector ranks into searches of Catalog's index while that
+	// index is the one Hybrid was built on (a catalog that changed, or a variant, is
+	// searched lexically).
+	Hybrid *toolsearch.Hybrid
+	// SearchTopK: results per search when the caller does not say. Zero: 5.
+	SearchTopK int
+	// SearchMinScore, when positive, also drops results under it (0–1); zero leaves the
+	// search's own relative cut.
+	SearchMinScore float64
+	// Strategy, EagerBelow (zero: 20), ToolMode (zero: server), MaxRounds (zero: 4),
+	// AutoLoad and Progressive are as in Options.
+	Strategy    Strategy
+	EagerBelow  int
+	ToolMode    string
+	MaxRounds   int
+	AutoLoad    bool
+	Progressive bool
+	// Runner runs the calls to tools the gateway executes itself (MCP servers with
+	// execute: gateway). Nil: none.
+	Runner ToolRunner
+	// Limits bound the traffic of the profile, every key together.
+	Limits tenant.Limits
+
+	limitKey *tenant.Key
+	lastUse  atomic.Int64 // unix nanoseconds of the latest request
+}
+
+// IdleFor is how long since the profile's latest request began (since the process
+// started, if none has).
+func (p *Profile) IdleFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, p.lastUse.Load()))
+}
+
+// ToolRunner runs tools on the gateway's side of the loop.
+type ToolRunner interface {
+	// Runs says whether the gateway runs calls to tool.
+	Runs(tool string) bool
+	// Run runs one call. Every failure is a result the model reads (isError), never an
+	// error of the request. bearer is the caller's own token, for runners told to pass it.
+	Run(ctx context.Context, tool string, args json.RawMessage, bearer string) (content string, isError bool)
+}
+
+// Alias maps a model name clients send to a profile and the backend model it stands for.
+type Alias struct {
+	Profile string
+	Model   string
+}
+
+type profileSet struct {
+	byName  map[string]*Profile
+	aliases map[string]Alias
+	rules   *policy.Policy
+}
+
+func (p *Profile) applyDefaults() {
+	if p.lastUse.Load() == 0 {
+		p.lastUse.Store(time.Now().UnixNano())
+	}
+	if p.SearchTopK == 0 {
+		p.SearchTopK = 5
+	}
+	if p.EagerBelow == 0 {
+		p.EagerBelow = 20
+	}
+	if p.MaxRounds == 0 {
+		p.MaxRounds = 4
+	}
+	if p.ToolMode == "" {
+		p.ToolMode = ModeServer
+	}
+	if p.Limits != (tenant.Limits{}) {
+		p.limitKey = &tenant.Key{Name: "profile " + p.Name, Limits: p.Limits}
+	}
+}
+
+// index is the profile's catalog index without variants, or nil.
+func (p *Profile) index() *toolsearch.Index {
+	if p.Catalog == nil {
+		return nil
+	}
+	return p.Catalog.Index()
+}
+
+// hybridFor is Hybrid when ix is the index it was built on.
+func (p *Profile) hybridFor(ix *toolsearch.Index) *toolsearch.Hybrid {
+	if p.Hybrid != nil && p.Hybrid.Index() == ix {
+		return p.Hybrid
+	}
+	return nil
+}
+
+// defaultProfile is the profile Options' own tool fields describe.
+func defaultProfile(o *Options) *Profile {
+	p := &Profile{Name: DefaultProfile, Hybrid: o.Hybrid, SearchTopK: o.SearchTopK, SearchMinScore: o.SearchMinScore,
+		Strategy: o.Strategy, EagerBelow: o.EagerBelow, ToolMode: o.ToolMode, MaxRounds: o.MaxRounds,
+		AutoLoad: o.AutoLoad, Progressive: o.Progressive}
+	if o.Tools != nil {
+		p.Catalog = profile.Static(o.Tools)
+	}
+	return p
+}
+
+// SetProfiles replaces the profiles, aliases and filters at once (a configuration
+// reload): a request already running keeps what it started with. A set without
+// "default" keeps Options' own default profile; a nil rules, Options' Policy.
+func (s *Server) SetProfiles(ps []*Profile, aliases map[string]Alias, rules *policy.Policy) {
+	if rules == nil {
+		rules = s.opt.Policy
+	}
+	set := &profileSet{byName: map[string]*Profile{}, aliases: aliases, rules: rules}
+	set.byName[DefaultProfile] = s.fallback
+	for _, p := range ps {
+		p.applyDefaults()
+		set.byName[p.Name] = p
+	}
+	s.profiles.Store(set)
+}
+
+// Profile returns the profile called name, for the wiring that updates catalogs.
+func (s *Server) Profile(name string) (*Profile, bool) {
+	p, ok := s.profiles.Load().byName[name]
+	return p, ok
+}
+
+type profiles = atomic.Pointer[profileSet]
+
+// profileFor picks the request's profile: the one its header names where its key may
+// choose, else its key's, else the one whose alias its model is, else the default. It
+// returns the model to send upstream when the model was an alias ("" otherwise).
+func (s *Server) profileFor(r *http.Request, c caller, model string) (*Profile, string, error) {
+	set := s.profiles.Load()
+	chosen := ""
+	if h := r.Header.Get(HeaderProfile); h != "" {
+		if k := c.key; k != nil && h != orDefault(k.Profile) && !slices.Contains(k.Profiles, h) {
+			return nil, "", &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "profile_not_allowed",
+				Message: "this API key may not choose the profile " + quote(h) + " with " + HeaderProfile + "; its key's profiles lists those it may"}
+		}
+		chosen = h
+	} else if c.key != nil && c.key.Profile != "" {
+		chosen = c.key.Profile
+	}
+	upstream := ""
+	if a, ok := set.aliases[model]; ok {
+		if chosen != "" && chosen != a.Profile {
+			return nil, "", &apiError{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "profile_not_allowed",
+				Message: "the model " + quote(model) + " is an alias of the profile " + quote(a.Profile) + ", but this request runs under " + quote(chosen)}
+		}
+		chosen, upstream = a.Profile, a.Model
+	}
+	p, ok := set.byName[orDefault(chosen)]
+	if !ok {
+		return nil, "", &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "profile_not_found",
+			Message: "no profile is called " + quote(chosen) + "; the gateway's configuration lists its profiles"}
+	}
+	return p, upstream, nil
+}
+
+// useProfile sets q's profile, sends an aliased model upstream under its backend name,
+// and takes the request from the profile's limits (429 past them).
+func (s *Server) useProfile(r *http.Request, x *exchange, q *request) (release func(), upstream string, err error) {
+	p, upstream, err := s.profileFor(r, x.caller, q.env.Model)
+	if err != nil {
+		return nil, "", err
+	}
+	if upstream != "" {
+		body, err := oai.Set(q.body, "model", []byte(quote(upstream)))
+		if err != nil {
+			return nil, "", err
+		}
+		env, err := oai.ParseEnvelope(body)
+		if err != nil {
+			return nil, "", err
+		}
+		q.body, q.env = body, env
+	}
+	q.prof, x.prof = p, p
+	p.lastUse.Store(s.now().UnixNano())
+	release, refused := s.limiter.Admit(p.limitKey)
+	if refused != nil {
+		s.metrics.rejected.WithLabelValues("profile "+p.Name, refused.Reason).Inc()
+		return nil, "", &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+			Message:    "the profile " + quote(p.Name) + " is at its " + refused.Reason + " limit of " + strconv.Itoa(refused.Limit) + "; retry after the time in Retry-After",
+			RetryAfter: retryAfter(refused.RetryAfter), Err: refused}
+	}
+	return release, upstream, nil
+}
+
+func orDefault(name string) string {
+	if name == "" {
+		return DefaultProfile
+	}
+	return name
+}
+
+// CatalogChanged counts a change of p's catalog, for the wiring that applies it: kind is
+// "append", "mask" or "break".
+func (s *Server) CatalogChanged(profile, kind string) {
+	s.metrics.catalogChanges.WithLabelValues(profile, kind).Inc()
+}
