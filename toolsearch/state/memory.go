@@ -4,20 +4,25 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"maps"
 	"sync"
 	"time"
 )
 
 // Defaults for Options.
 const (
-	DefaultTTL      = time.Hour
-	DefaultMaxBytes = 64 << 20
+	DefaultTTL = time.Hour
+	// NoExpiry, as Options.TTL, keeps idle threads (config: ttl: never).
+	NoExpiry        time.Duration = -1
+	DefaultMaxBytes               = 64 << 20
 )
 
 // Options configure a Memory store. The zero value is usable.
 type Options struct {
 	// TTL is how long a thread is kept after its last access (Get, Load or AddSplice).
-	// If zero, DefaultTTL (1h).
+	// If zero, DefaultTTL (1h); NoExpiry keeps threads until MaxBytes pushes the least
+	// recently used out.
 	TTL time.Duration
 	// MaxBytes bounds the store's estimated size (see Stats.Bytes). Past it, the least
 	// recently used threads are evicted, the one just written last of all. If zero,
@@ -25,6 +30,9 @@ type Options struct {
 	MaxBytes int
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
+	// Logger receives what a File store has to report (files it found corrupt and
+	// removed, files it could not remove). If nil, slog.Default(). Memory logs nothing.
+	Logger *slog.Logger
 }
 
 // Splice is a meta-tool exchange the gateway ran itself (assistant call, tool result,
@@ -43,6 +51,9 @@ type Snapshot struct {
 	Loaded []string
 	// Splices are the exchanges to put back, in the order they were added.
 	Splices []Splice
+	// Pins are the thread's pinned values by key (see PinValue and Store.Pin); nil when
+	// there are none.
+	Pins map[string]string
 }
 
 // Stats describe a store.
@@ -80,6 +91,7 @@ type entry struct {
 	loaded  []string
 	set     map[string]struct{}
 	splices []Splice
+	pins    map[string]string
 	access  time.Time
 	bytes   int
 }
@@ -87,8 +99,11 @@ type entry struct {
 // NewMemory returns an empty store.
 func NewMemory(o Options) *Memory {
 	m := &Memory{ttl: o.TTL, maxBytes: o.MaxBytes, now: o.Now, threads: map[string]*list.Element{}}
-	if m.ttl <= 0 {
+	switch {
+	case o.TTL == 0:
 		m.ttl = DefaultTTL
+	case o.TTL < 0:
+		m.ttl = 0 // no expiry
 	}
 	if m.maxBytes <= 0 {
 		m.maxBytes = DefaultMaxBytes
@@ -147,6 +162,26 @@ func (m *Memory) AddSplice(thread string, s Splice) {
 	e.splices = append(e.splices, s)
 	m.grow(e, size)
 	m.evict()
+}
+
+// PinValue sets thread's key to value unless key is already set, creating the thread if
+// needed, and returns the value key now holds: the first writer wins and every later
+// caller learns its value. The auto strategy pins a thread's strategy this way, keyed by
+// backend.
+func (m *Memory) PinValue(thread, key, value string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(thread)
+	if held, ok := e.pins[key]; ok {
+		return held
+	}
+	if e.pins == nil {
+		e.pins = map[string]string{}
+	}
+	e.pins[key] = value
+	m.grow(e, len(key)+len(value)+nameOverhead)
+	m.evict()
+	return value
 }
 
 // Delete drops thread's state and reports whether there was any.
@@ -245,7 +280,7 @@ func (m *Memory) touch(e *entry) {
 }
 
 func (m *Memory) expired(e *entry, now time.Time) bool {
-	return now.Sub(e.access) > m.ttl
+	return m.ttl > 0 && now.Sub(e.access) > m.ttl
 }
 
 func (m *Memory) grow(e *entry, n int) {
@@ -272,13 +307,19 @@ func (m *Memory) evict() {
 	}
 }
 
-func (e *entry) snapshot() Snapshot {
-	s := Snapshot{Loaded: append([]string(nil), e.loaded...)}
-	if len(e.splices) > 0 {
-		s.Splices = make([]Splice, len(e.splices))
-		for i, sp := range e.splices {
+func (e *entry) snapshot() Snapshot { return snapshotOf(e.loaded, e.splices, e.pins) }
+
+// snapshotOf deep-copies a thread's parts into a Snapshot.
+func snapshotOf(loaded []string, splices []Splice, pins map[string]string) Snapshot {
+	s := Snapshot{Loaded: append([]string(nil), loaded...)}
+	if len(splices) > 0 {
+		s.Splices = make([]Splice, len(splices))
+		for i, sp := range splices {
 			s.Splices[i] = copySplice(sp)
 		}
+	}
+	if len(pins) > 0 {
+		s.Pins = maps.Clone(pins)
 	}
 	return s
 }

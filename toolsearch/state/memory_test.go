@@ -239,3 +239,16 @@ func checkOwn(t *testing.T, th string, s Snapshot) {
 		}
 	}
 }
+
+func TestMemory_NoExpiryKeepsIdleThreads(t *testing.T) {
+	c := newClock()
+	m := NewMemory(Options{TTL: NoExpiry, Now: c.Now})
+	m.Load("old", "a")
+	c.Advance(1000 * time.Hour)
+	if n := m.Cleanup(); n != 0 {
+		t.Errorf("Cleanup dropped %d threads under NoExpiry", n)
+	}
+	if snap, ok := m.Get("old"); !ok || len(snap.Loaded) != 1 {
+		t.Error("a thread idle 1000h is gone under NoExpiry")
+	}
+}
