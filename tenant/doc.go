@@ -8,6 +8,11 @@
 // threads, loaded sets, hidden exchanges, strategy pins — is keyed by it, never by a
 // string the client sent alone; a key shared by two clients makes them one identity.
 //
+// The gateway enforces limits through Budgets. Local adapts Limiter, whose state is this
+// process's memory: N gateways behind a load balancer would give a key N times its
+// limits. Package tenant/redislimit keeps the same buckets and concurrency slots in
+// Redis or Valkey, shared by every gateway using that server.
+//
 // # Never
 //
 // It never holds a key in plain text: Keyring keeps hashes only, and a presented key is
