@@ -1,5 +1,7 @@
 package toolsearch
 
+import "sync"
+
 // Scorer is a ranking function.
 type Scorer uint8
 
@@ -91,11 +93,11 @@ func (o Options) config() *config {
 	c.synWeight = orDefault(o.SynonymWeight, 0.5)
 	c.hintPenalty = orDefault(o.HintPenalty, 0.7)
 	if c.synWeight > 0 {
-		groups := o.Synonyms
-		if groups == nil {
-			groups = DefaultSynonyms()
+		if o.Synonyms == nil {
+			c.syn, c.phrases = defaultSynonymMap(c.stem)
+		} else {
+			c.syn, c.phrases = synonymMap(o.Synonyms, c.term)
 		}
-		c.syn, c.phrases = synonymMap(groups, c.term)
 	}
 	if c.hintPenalty > 0 {
 		c.aliases = o.Aliases
@@ -104,6 +106,27 @@ func (o Options) config() *config {
 		}
 	}
 	return c
+}
+
+// defaultMaps are the default synonym groups' maps, stemmed and not, built once: every
+// index (one per request with client tools) shares them, read-only.
+var defaultMaps [2]struct {
+	once    sync.Once
+	syn     map[string][]string
+	phrases map[string][]phrase
+}
+
+func defaultSynonymMap(stemmed bool) (map[string][]string, map[string][]phrase) {
+	i := 0
+	if stemmed {
+		i = 1
+	}
+	d := &defaultMaps[i]
+	d.once.Do(func() {
+		c := &config{stem: stemmed}
+		d.syn, d.phrases = synonymMap(DefaultSynonyms(), c.term)
+	})
+	return d.syn, d.phrases
 }
 
 // orDefault is v, or def for zero, or 0 for a negative v.

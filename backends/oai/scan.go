@@ -1,6 +1,7 @@
 package oai
 
 import (
+	"encoding/binary"
 	"fmt"
 )
 
@@ -138,9 +139,24 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
+// special8 says whether any of the eight bytes in w is '"', '\\' or below 0x20: the
+// bit tricks for "has a zero byte" and "has a byte less than n", which are exact about
+// whether any byte qualifies (they may mark the wrong one, which the byte loop sorts out).
+func special8(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := w ^ (lo * '"')
+	bs := w ^ (lo * '\\')
+	return ((q-lo)&^q|(bs-lo)&^bs|(w-lo*0x20)&^w)&hi != 0
+}
+
 func (s *scanner) str(i int) (int, error) {
 	b := s.b
 	for j := i + 1; j < len(b); j++ {
+		// Eight bytes at a time while none is a quote, a backslash or a control
+		// character (the usual run of text), then a byte at a time.
+		for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
 		for j < len(b) && plainByte[b[j]] {
 			j++
 		}

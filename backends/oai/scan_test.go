@@ -1,7 +1,11 @@
 package oai
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +78,51 @@ func BenchmarkGetChunk(b *testing.B) {
 	for b.Loop() {
 		if _, ok := Get(chunk, "usage"); !ok {
 			b.Fatal("no usage")
+		}
+	}
+}
+
+// special8 is exact: it reports a special byte exactly when one of the eight is '"', '\\'
+// or a control character.
+func TestSpecial8(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	interesting := []byte{0, 0x1f, 0x20, '"', '\\', '!', '#', 0x7f, 0x80, 0xff, 'a', '[', ']', 0x21, 0x22 + 0x80, 0x5c + 0x80, 0x9f}
+	for range 200000 {
+		var b [8]byte
+		for i := range b {
+			if r.IntN(2) == 0 {
+				b[i] = interesting[r.IntN(len(interesting))]
+			} else {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		want := false
+		for _, c := range b {
+			want = want || c == '"' || c == '\\' || c < 0x20
+		}
+		if got := special8(binary.LittleEndian.Uint64(b[:])); got != want {
+			t.Fatalf("special8(% x) = %v, want %v", b, got, want)
+		}
+	}
+}
+
+// BenchmarkParseEnvelopeLarge is the scan of a 500-tool request (318 KB).
+func BenchmarkParseEnvelopeLarge(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[`)
+	for i := range 500 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"type":"function","function":{"name":"tool_%03d","description":"Does the thing number %d with care, politely, and reports back what it did in plain words.","parameters":{"type":"object","properties":{"query":{"type":"string","description":"What to look for, in the user's own words."},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"]}}}`, i, i)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseEnvelope(body); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

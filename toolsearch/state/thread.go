@@ -118,6 +118,42 @@ func ReadThreadInput(body []byte) (ThreadInput, error) {
 	return in, nil
 }
 
+// ThreadInputOf is ReadThreadInput for a request whose members were already found (by
+// the gateway's envelope scan): metadata, prompt_cache_key and user raw (nil when
+// absent), and the messages, of which it decodes only as many as it needs to find the
+// first system and user message. It never reads the tools, however large.
+func ThreadInputOf(metadata, promptCacheKey, user []byte, messages []json.RawMessage) ThreadInput {
+	var in ThreadInput
+	var meta struct {
+		ThreadID json.RawMessage `json:"thread_id"`
+	}
+	if json.Unmarshal(metadata, &meta) == nil {
+		in.MetadataThreadID = str(meta.ThreadID)
+	}
+	in.PromptCacheKey = str(promptCacheKey)
+	in.User = str(user)
+	sys, usr := false, false
+	for _, raw := range messages {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		switch {
+		case !sys && (m.Role == "system" || m.Role == "developer"):
+			in.SystemPrompt, sys = contentText(m.Content), true
+		case !usr && m.Role == "user":
+			in.FirstUser, usr = contentText(m.Content), true
+		}
+		if sys && usr {
+			break
+		}
+	}
+	return in
+}
+
 // str is a JSON string's value, or "" for anything else.
 func str(v json.RawMessage) string {
 	var s string

@@ -3,6 +3,7 @@ package state
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -132,6 +133,18 @@ func TestReadThreadInput(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("input (-want +got):\n%s", diff)
+			}
+			// The gateway's form, from the members its envelope scan found, agrees.
+			var parts struct {
+				Metadata, PromptCacheKey, User json.RawMessage
+				Messages                       []json.RawMessage
+			}
+			var raw map[string]json.RawMessage
+			json.Unmarshal([]byte(tt.body), &raw)
+			json.Unmarshal(raw["messages"], &parts.Messages)
+			of := ThreadInputOf(raw["metadata"], raw["prompt_cache_key"], raw["user"], parts.Messages)
+			if diff := cmp.Diff(tt.want, of); diff != "" {
+				t.Errorf("ThreadInputOf (-want +got):\n%s", diff)
 			}
 		})
 	}
