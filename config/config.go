@@ -23,6 +23,9 @@ type Config struct {
 	Profiles []Profile `yaml:"profiles"`
 	// MCPServers are the MCP servers whose tools profiles may take.
 	MCPServers []MCPServer `yaml:"mcp_servers"`
+	// State is where threads, stored responses and shared limits live: memory (the
+	// default), files (data_dir) or Redis.
+	State State `yaml:"state"`
 	// Search configures tool search and loaded-set state.
 	Search Search `yaml:"search"`
 	// Strategy is how tools reach the model: auto (default), eager, mask, allowed_tools,

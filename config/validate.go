@@ -164,7 +164,10 @@ func (c *Config) validate(file string) error {
 	if err := c.validateKeys(file); err != nil {
 		return err
 	}
-	return c.validateProfiles(file)
+	if err := c.validateProfiles(file); err != nil {
+		return err
+	}
+	return c.validateState(file)
 }
 
 // validateURLs checks the backend's address: url, or urls for replicas, not both.

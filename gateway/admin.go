@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"net/url"
@@ -42,30 +43,47 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 			Message: "send the admin key as Authorization: Bearer KEY"})
 		return
 	}
-	if s.opt.State == nil {
+	if s.store == nil {
 		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Message: "tool state is not kept by this gateway"})
 		return
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/admin/threads")
+	ctx := r.Context()
+	var out any
+	var err error
 	switch {
 	case path == "" && r.Method == http.MethodGet:
-		st := s.opt.State.Stats()
-		var oldest *string
-		if !st.OldestAccess.IsZero() {
-			t := st.OldestAccess.UTC().Format(time.RFC3339)
-			oldest = &t
+		var st state.Stats
+		if st, err = s.store.Stats(ctx); err == nil {
+			var oldest *string
+			if !st.OldestAccess.IsZero() {
+				t := st.OldestAccess.UTC().Format(time.RFC3339)
+				oldest = &t
+			}
+			out = map[string]any{"threads": st.Threads, "bytes": st.Bytes, "oldest_access": oldest}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"threads": st.Threads, "bytes": st.Bytes, "oldest_access": oldest})
 	case path == "" && r.Method == http.MethodDelete:
-		writeJSON(w, http.StatusOK, map[string]int{"cleared": s.opt.State.Clear()})
+		var n int
+		n, err = s.store.Clear(ctx)
+		out = map[string]int{"cleared": n}
 	case path == "/cleanup" && r.Method == http.MethodPost:
-		writeJSON(w, http.StatusOK, map[string]int{"removed": s.opt.State.Cleanup()})
+		var n int
+		n, err = s.store.Cleanup(ctx)
+		out = map[string]int{"removed": n}
 	case strings.HasPrefix(path, "/") && len(path) > 1 && r.Method == http.MethodDelete:
-		writeJSON(w, http.StatusOK, map[string]bool{"deleted": s.deleteThread(path[1:], r.URL.Query())})
+		var ok bool
+		ok, err = s.deleteThread(ctx, path[1:], r.URL.Query())
+		out = map[string]bool{"deleted": ok}
 	default:
 		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: r.Method + " " + r.URL.Path + " is not an admin endpoint; see GET /admin/threads"})
+		return
 	}
+	if err != nil {
+		writeError(w, s.log, stateUnavailable(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // threadIdentity is what a thread is filed within: the caller's identity, and its
@@ -80,10 +98,12 @@ func threadIdentity(key, profile string) string {
 
 // deleteThread clears the thread id names: the gateway's own id, else the id a client
 // sent, filed within the key and profile q names.
-func (s *Server) deleteThread(id string, q url.Values) bool {
-	if q.Get("key") == "" && q.Get("profile") == "" && s.opt.State.Delete(id) {
-		return true
+func (s *Server) deleteThread(ctx context.Context, id string, q url.Values) (bool, error) {
+	if q.Get("key") == "" && q.Get("profile") == "" {
+		if ok, err := s.store.Delete(ctx, id); ok || err != nil {
+			return ok, err
+		}
 	}
 	in := state.ThreadInput{Header: id, Identity: threadIdentity(q.Get("key"), q.Get("profile"))}
-	return s.opt.State.Delete(s.threads.Thread(in))
+	return s.store.Delete(ctx, s.threads.Thread(in))
 }

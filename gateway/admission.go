@@ -14,8 +14,11 @@ import (
 
 // admitKey takes one request from the caller's limits, or returns the 429 that says
 // which and when to retry. release ends the request's hold on its key's concurrency.
-func (s *Server) admitKey(c caller) (release func(), err error) {
-	release, refused := s.limiter.Admit(c.key)
+func (s *Server) admitKey(ctx context.Context, c caller) (release func(), err error) {
+	release, refused, err := s.budgets.Admit(ctx, c.key)
+	if err != nil {
+		return nil, limitsUnavailable(err)
+	}
 	if refused == nil {
 		return release, nil
 	}
@@ -30,15 +33,26 @@ func (s *Server) admitKey(c caller) (release func(), err error) {
 }
 
 // charge spends the answer's tokens from the caller's budget, and counts them.
-func (s *Server) charge(c caller, u *oai.Usage) {
+func (s *Server) charge(ctx context.Context, c caller, u *oai.Usage) {
 	if u == nil {
 		return
 	}
 	n := u.PromptTokens + u.CompletionTokens
-	s.limiter.Charge(c.key, n)
+	if err := s.budgets.Charge(ctx, c.key, n); err != nil {
+		// The answer is out; the tokens go uncharged. Logged: a store that keeps failing
+		// shows in the 503s of the next admissions.
+		s.log.Warn("tokens not charged: shared limits unavailable", "key", c.label(), "tokens", n, "error", err)
+	}
 	if n > 0 {
 		s.metrics.keyTokens.WithLabelValues(c.label()).Add(float64(n))
 	}
+}
+
+// limitsUnavailable is the answer when shared limits cannot be read: nothing past them
+// is let through unmetered.
+func limitsUnavailable(err error) error {
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "limits_unavailable", RetryAfter: "1",
+		Message: "the gateway's shared rate limits are unavailable, so the request cannot be admitted; retry shortly", Err: err}
 }
 
 // admitBackend takes a slot of up's gate, waiting at most its QueueTimeout in its

@@ -13,6 +13,7 @@ import (
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/bench/overhead/workload"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // The overhead benchmarks time one request at a time over real loopback HTTP with
@@ -72,6 +73,7 @@ func BenchmarkOverhead_Handler(b *testing.B) {
 			}{
 				{"proxy", env.proxyHandler},
 				{"gateway", env.gatewayHandler},
+				{"gateway-default", env.defaultHandler},
 			} {
 				mode := "whole"
 				if stream {
@@ -109,6 +111,10 @@ func BenchmarkOverhead_Handler(b *testing.B) {
 type benchEnv struct {
 	upstream, proxy, gateway     *httptest.Server
 	proxyHandler, gatewayHandler http.Handler
+	// defaultHandler is the gateway as cmd/gateway runs it with no tools configured:
+	// thread state kept, so a client's tools array of eager_below (20) tools or more is
+	// managed (searched, loaded), smaller ones passed through.
+	defaultHandler http.Handler
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {
@@ -131,7 +137,10 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	gw := gateway.New(gateway.Options{Upstreams: []gateway.Upstream{
 		{Name: "bench", Kind: "vllm", Models: []string{workload.Model}, Backend: be},
 	}})
-	env := &benchEnv{upstream: up, proxyHandler: fullDuplex(rp), gatewayHandler: gw}
+	env := &benchEnv{upstream: up, proxyHandler: fullDuplex(rp), gatewayHandler: gw,
+		defaultHandler: gateway.New(gateway.Options{Upstreams: []gateway.Upstream{
+			{Name: "bench", Kind: "vllm", Models: []string{workload.Model}, Backend: be},
+		}, State: state.NewMemory(state.Options{})})}
 	env.proxy = httptest.NewServer(env.proxyHandler)
 	b.Cleanup(env.proxy.Close)
 	env.gateway = httptest.NewServer(gw)

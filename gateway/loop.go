@@ -174,16 +174,22 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			break
 		}
 		if n >= p.prof.MaxRounds {
-			s.keepExchange(p)
+			if err := s.keepExchange(ctx, p); err != nil {
+				return fail(err)
+			}
 			s.countDisabled(x, p, calls, outcomeRefused)
 			return fail(roundsExceeded(p))
 		}
 		s.countDisabled(x, p, calls, outcomeRetried)
 		p.cut = rd.finish == oai.FinishLength
-		s.runCalls(r, p, msg, calls)
+		if err := s.runCalls(r, p, msg, calls); err != nil {
+			return fail(err)
+		}
 	}
 	if managed {
-		s.keepExchange(p)
+		if err := s.keepExchange(ctx, p); err != nil {
+			return fail(err)
+		}
 	} else if p != nil {
 		if err := s.refuseStrays(x, p, rd, sk, stream, begin); err != nil {
 			return gone(ctx)

@@ -66,13 +66,13 @@ type request struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
-	release, err := s.admitKey(x.caller)
+	release, err := s.admitKey(r.Context(), x.caller)
 	if err == nil {
 		defer release()
 		err = s.run(w, r, x, d)
-		s.charge(x.caller, x.usage)
-		if x.prof != nil && x.prof.limitKey != nil && x.usage != nil {
-			s.limiter.Charge(x.prof.limitKey, x.usage.PromptTokens+x.usage.CompletionTokens)
+		s.charge(context.WithoutCancel(r.Context()), x.caller, x.usage)
+		if x.prof != nil && x.prof.limitKey != nil {
+			s.charge(context.WithoutCancel(r.Context()), caller{key: x.prof.limitKey}, x.usage)
 		}
 	}
 	if err != nil {

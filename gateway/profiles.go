@@ -207,7 +207,10 @@ func (s *Server) useProfile(r *http.Request, x *exchange, q *request) (release f
 	}
 	q.prof, x.prof = p, p
 	p.lastUse.Store(s.now().UnixNano())
-	release, refused := s.limiter.Admit(p.limitKey)
+	release, refused, err := s.budgets.Admit(r.Context(), p.limitKey)
+	if err != nil {
+		return nil, "", limitsUnavailable(err)
+	}
 	if refused != nil {
 		s.metrics.rejected.WithLabelValues("profile "+p.Name, refused.Reason).Inc()
 		return nil, "", &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",

@@ -61,6 +61,13 @@ type Options struct {
 	// State holds each thread's loaded tools and hidden meta-tool exchanges. If nil,
 	// tools are not managed: every request goes through as the client sent it (eager).
 	State *state.Memory
+	// Store, if set, is where thread state lives instead of State: files that survive a
+	// restart, or Redis shared by every instance (toolsearch/state). A failing store is
+	// a 503 state_unavailable for requests that need it.
+	Store state.Store
+	// Budgets enforces keys' and profiles' limits. If nil, this process's own
+	// (tenant.Limiter); tenant/redislimit shares them between instances.
+	Budgets tenant.Budgets
 	// Strategy is how managed tools reach the engine: StrategyAuto (the default when
 	// empty), StrategyEager, StrategyMask, StrategyAllowedTools, StrategyRemove or
 	// StrategyValidate. Mask on a backend that cannot constrain decoding is validate.
@@ -124,15 +131,18 @@ type Server struct {
 	stop     context.CancelCauseFunc
 	bodies   bodyReader
 	threads  state.Threads
-	limiter  *tenant.Limiter
+	budgets  tenant.Budgets
 	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
 
 	responses *responseStore
 	sockets   wsock.Registry
 
-	catalogs catalogCache
-	pins     strategyPins
-	tokens   tokenCounts
+	catalogs  catalogCache
+	tokens    tokenCounts
+	toolCache toolCache
+
+	// store is Options' Store, or its State; nil: tools are not managed.
+	store state.Store
 
 	// profiles are the named tool setups (SetProfiles swaps them at once); fallback is
 	// the default profile Options describe.
@@ -185,8 +195,15 @@ func New(o Options) *Server {
 		now:       o.Now,
 		mux:       http.NewServeMux(),
 		threads:   state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
-		limiter:   tenant.NewLimiter(o.Now),
+		budgets:   o.Budgets,
 		gates:     map[string]*tenant.Gate{},
+	}
+	if s.budgets == nil {
+		s.budgets = tenant.Local(tenant.NewLimiter(o.Now))
+	}
+	s.store = o.Store
+	if s.store == nil && o.State != nil {
+		s.store = o.State.Store()
 	}
 	s.fallback = defaultProfile(&s.opt)
 	s.fallback.applyDefaults()

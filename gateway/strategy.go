@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/kvcache"
@@ -72,18 +72,23 @@ func capabilities(be backends.Backend) Capabilities {
 // Under auto with a Chooser, a thread keeps the strategy its first request got: a
 // switch in mid-conversation would break its prefix, so the Chooser's changes reach new
 // conversations only.
-func (s *Server) chooseStrategy(prof *Profile, backend string, be backends.Backend, cat *toolsearch.Catalog, thread string) Strategy {
+func (s *Server) chooseStrategy(ctx context.Context, prof *Profile, backend string, be backends.Backend, cat *toolsearch.Catalog, thread string, pins map[string]string) (Strategy, error) {
 	caps := capabilities(be)
 	st := prof.Strategy
 	if st == StrategyAuto || st == "" {
 		if s.opt.Chooser != nil {
-			key := backend + "\x00" + thread
-			if pinned, ok := s.pins.get(key); thread != "" && ok && (pinned != StrategyMask || caps.Constrains) {
-				return pinned
+			if pinned, ok := pins[backend]; thread != "" && ok && (Strategy(pinned) != StrategyMask || caps.Constrains) {
+				return Strategy(pinned), nil
 			}
 			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat, prof.AutoLoad)})
 			if thread != "" { // a request without a thread has nothing to keep consistent
-				defer func() { s.pins.set(key, st) }()
+				// Kept with the thread, so every instance serving it agrees: the first
+				// pin wins.
+				won, err := s.store.Pin(ctx, thread, backend, string(st))
+				if err != nil {
+					return "", stateUnavailable(err)
+				}
+				st = Strategy(won)
 			}
 		} else if caps.Constrains {
 			st = StrategyMask
@@ -94,32 +99,7 @@ func (s *Server) chooseStrategy(prof *Profile, backend string, be backends.Backe
 	if st == StrategyMask && !caps.Constrains {
 		st = StrategyValidate
 	}
-	return st
-}
-
-// strategyPins remembers the strategy of each thread under auto, bounded: when full it
-// starts over, which costs a forgotten thread at most one re-decision.
-type strategyPins struct {
-	mu sync.Mutex
-	m  map[string]Strategy
-}
-
-const maxPins = 1 << 16
-
-func (p *strategyPins) get(key string) (Strategy, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.m[key]
-	return st, ok
-}
-
-func (p *strategyPins) set(key string, st Strategy) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil || len(p.m) >= maxPins {
-		p.m = make(map[string]Strategy)
-	}
-	p.m[key] = st
+	return st, nil
 }
 
 // backendLabel is the strategy a response reports. A backend's own word counts where

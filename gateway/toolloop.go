@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,15 +17,18 @@ import (
 
 // keepExchange files this request's hidden exchange under its thread, to be spliced back
 // after the client's messages of this request.
-func (s *Server) keepExchange(p *toolPlan) {
+func (s *Server) keepExchange(ctx context.Context, p *toolPlan) error {
 	if len(p.hidden) == 0 || p.thread == "" {
-		return
+		return nil
 	}
 	hidden := make([]json.RawMessage, len(p.hidden))
 	for i, h := range p.hidden {
 		hidden[i] = h
 	}
-	s.opt.State.AddSplice(p.thread, state.Splice{After: p.clientMsgs, Messages: hidden})
+	if err := s.store.AddSplice(ctx, p.thread, state.Splice{After: p.clientMsgs, Messages: hidden}); err != nil {
+		return stateUnavailable(err)
+	}
+	return nil
 }
 
 // roundsExceeded is the answer when the model still calls meta-tools or unloaded tools
@@ -128,7 +132,7 @@ func (s *Server) countDisabled(x *exchange, p *toolPlan, calls []oai.ToolCall, o
 // runCalls appends the model's message and one tool message per call, updating the
 // loaded set. Calls to loaded tools made alongside meta-tool calls are asked for again,
 // since the client cannot run half a turn.
-func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, calls []oai.ToolCall) {
+func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, calls []oai.ToolCall) error {
 	p.add(msg)
 	var searcher meta.Searcher = meta.IndexSearcher{Index: p.ix}
 	if p.hybrid != nil {
@@ -161,7 +165,11 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 				s.log.Debug("tool search failed", "request_id", requestID(r.Context()), "arguments", c.Function.Arguments)
 			}
 			if len(out.Load) > 0 {
-				p.loaded = append(p.loaded, s.load(p, out.Load)...)
+				added, err := s.load(r.Context(), p, out.Load)
+				if err != nil {
+					return err
+				}
+				p.loaded = append(p.loaded, added...)
 			}
 			content = out.Content
 		case !s.callable(p, name):
@@ -175,6 +183,7 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 		}
 		p.add(toolMessage(c.ID, content))
 	}
+	return nil
 }
 
 func (p *toolPlan) add(m []byte) {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -74,24 +75,9 @@ type toolPlan struct {
 // planTools decides whether tools are managed for this request and, if so, builds the
 // plan. A nil plan means eager: the request goes through unchanged.
 func (s *Server) planTools(r *http.Request, q *request, backend string, be backends.Backend) (*toolPlan, error) {
-	env, body := q.env, q.body
-	if s.opt.State == nil {
+	env := q.env
+	if s.store == nil {
 		return nil, nil
-	}
-	var client []toolsearch.Tool
-	if env.Tools != nil {
-		var err error
-		if client, err = toolsearch.ParseClientTools(env.Tools); err != nil {
-			return nil, badRequest(err.Error(), "tools")
-		}
-	}
-	var callable []string // the client's, when it says what may be called
-	if q.clientTools {
-		for _, t := range client {
-			if !slices.Contains(q.hidden, t.Name) {
-				callable = append(callable, t.Name)
-			}
-		}
 	}
 	prof := q.prof
 	// The request's context, for the policy and the profile's variants; the namespaces
@@ -109,43 +95,37 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		}
 		base, removed = view.Index, view.Removed
 	}
-	if base != nil {
-		// A client tool the profile's catalog holds as it is (same description, same
-		// schema bytes) is taken from the catalog, so it keeps its place there: a
-		// client whose tools array grows with each discovery (a deferring client) finds
-		// the engine's prompt unchanged while its tools are the catalog's, and a tool the
-		// catalog lacks joins it at the end (one change of the prefix, when first shown).
-		client = slices.DeleteFunc(client, func(t toolsearch.Tool) bool {
-			own, known := base.Catalog().Lookup(t.Name)
-			return known && sameTool(own, &t)
-		})
+	if base == nil {
+		// The client's tools alone: a small array is not managed, and is neither
+		// parsed nor indexed.
+		if n := countTools(env.Tools); env.Tools == nil || (n >= 0 && n < prof.EagerBelow) {
+			return nil, nil
+		}
 	}
 	var ix *toolsearch.Index
 	var hybrid *toolsearch.Hybrid
-	h := prof.hybridFor(base)
-	switch {
-	case h != nil && len(client) > 0:
-		var err error
-		if hybrid, err = h.WithClient(client); err != nil {
-			return nil, badRequest(err.Error(), "tools")
+	var callable []string // the client's, when it says what may be called
+	if env.Tools != nil {
+		scope := c.name() + "\x00" + prof.Name + "\x00"
+		if base != nil {
+			scope += base.Catalog().Version()
 		}
-		ix = hybrid.Index()
-	case h != nil:
-		hybrid, ix = h, base
-	case base != nil && len(client) > 0:
-		var err error
-		if ix, err = base.WithClient(client); err != nil {
-			return nil, badRequest(err.Error(), "tools")
-		}
-	case base != nil:
-		ix = base
-	case len(client) > 0:
-		cat, err := toolsearch.New(client)
+		ct, err := s.clientTools(scope, env.Tools, base, prof.hybridFor(base))
 		if err != nil {
-			return nil, badRequest(err.Error(), "tools")
+			return nil, err
 		}
-		ix = toolsearch.NewIndex(cat, toolsearch.Options{})
-	default:
+		ix, hybrid = ct.ix, ct.hybrid
+		if q.clientTools {
+			for _, name := range ct.names {
+				if !slices.Contains(q.hidden, name) {
+					callable = append(callable, name)
+				}
+			}
+		}
+	} else if base != nil {
+		ix, hybrid = base, prof.hybridFor(base)
+	}
+	if ix == nil {
 		return nil, nil
 	}
 	cat := ix.Catalog()
@@ -161,10 +141,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		}
 	}
 
-	in, err := state.ReadThreadInput(body)
-	if err != nil {
-		return nil, badRequest(err.Error(), "")
-	}
+	pck, _ := env.Object.Get("prompt_cache_key")
+	user, _ := env.Object.Get("user")
+	in := state.ThreadInputOf(metadata, pck, user, env.Messages)
+	var err error
 	// The thread is the caller's: its authenticated identity, never a header alone.
 	in.Header = r.Header.Get("X-Thread-Id")
 	if in.Header == "" {
@@ -183,7 +163,16 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		removed:    removed,
 		clientMsgs: len(env.Messages),
 	}
-	p.strategy = s.chooseStrategy(prof, backend, be, cat, p.thread)
+	// What was kept for the thread: its loaded tools, hidden exchanges and strategy pin.
+	var snap state.Snapshot
+	if p.thread != "" {
+		if snap, _, err = s.store.Get(r.Context(), p.thread); err != nil {
+			return nil, stateUnavailable(err)
+		}
+	}
+	if p.strategy, err = s.chooseStrategy(r.Context(), prof, backend, be, cat, p.thread, snap.Pins); err != nil {
+		return nil, err
+	}
 	if small {
 		p.strategy = StrategyEager
 	}
@@ -198,9 +187,8 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	var splices []state.Splice
 	if prof.ToolMode == ModeClient {
 		p.loaded = state.FromMessages(env.Messages, prof.AutoLoad)
-	} else if p.thread == "" {
+	} else {
 		// No thread: nothing was kept for this request, and nothing will be.
-	} else if snap, ok := s.opt.State.Get(p.thread); ok {
 		p.loaded, splices = snap.Loaded, snap.Splices
 	}
 	if q.clientSearch {
@@ -218,7 +206,9 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	}
 	p.loadedAtStart = len(p.loaded)
 	if prof.Progressive && prof.ToolMode != ModeClient && !p.clientSearch {
-		s.loadForUserMessage(p, env.Messages[len(env.Messages)-1])
+		if err := s.loadForUserMessage(r.Context(), p, env.Messages[len(env.Messages)-1]); err != nil {
+			return nil, err
+		}
 	}
 	p.messages = spliceMessages(env.Messages, splices)
 	if _, ok := s.opt.Chooser.(Observer); ok {
@@ -248,14 +238,14 @@ func (s *Server) findable(p *toolPlan, name string) bool {
 // loadForUserMessage is progressive loading: when the conversation ends with a user
 // message, the top results of a search for its text are loaded before the model runs.
 // Loading is idempotent, so a retried request loads nothing new.
-func (s *Server) loadForUserMessage(p *toolPlan, last json.RawMessage) {
+func (s *Server) loadForUserMessage(ctx context.Context, p *toolPlan, last json.RawMessage) error {
 	var m oai.Message
 	if json.Unmarshal(last, &m) != nil || m.Role != "user" {
-		return
+		return nil
 	}
 	text, err := m.TextContent()
 	if err != nil || strings.TrimSpace(text) == "" {
-		return
+		return nil
 	}
 	allowed := func(t *toolsearch.Tool) bool {
 		return s.findable(p, t.Name)
@@ -265,14 +255,20 @@ func (s *Server) loadForUserMessage(p *toolPlan, last json.RawMessage) {
 	for i, r := range found {
 		names[i] = r.Name
 	}
-	p.loaded = append(p.loaded, s.load(p, names)...)
+	added, err := s.load(ctx, p, names)
+	p.loaded = append(p.loaded, added...)
+	return err
 }
 
 // load adds names to the plan's thread and returns those newly loaded, in order. A
 // request without a thread loads for itself alone.
-func (s *Server) load(p *toolPlan, names []string) []string {
+func (s *Server) load(ctx context.Context, p *toolPlan, names []string) ([]string, error) {
 	if p.thread != "" {
-		return s.opt.State.Load(p.thread, names...)
+		added, err := s.store.Load(ctx, p.thread, names...)
+		if err != nil {
+			return nil, stateUnavailable(err)
+		}
+		return added, nil
 	}
 	var added []string
 	for _, n := range names {
@@ -280,7 +276,14 @@ func (s *Server) load(p *toolPlan, names []string) []string {
 			added = append(added, n)
 		}
 	}
-	return added
+	return added, nil
+}
+
+// stateUnavailable is the answer when the state store fails: a 503 that says what the
+// gateway could not do, never a silent loss of the thread's loaded tools.
+func stateUnavailable(err error) error {
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "state_unavailable", RetryAfter: "1",
+		Message: "the gateway's state store is unavailable, so this conversation's loaded tools cannot be read or kept; retry shortly", Err: err}
 }
 
 // spliceMessages puts each hidden exchange back after the client message it followed. An

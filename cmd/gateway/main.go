@@ -41,7 +41,6 @@ import (
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/gateway/wsock"
-	"github.com/maskgate/maskgate/toolsearch/state"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
@@ -157,12 +156,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "gateway: token counter: %v\n", err)
 		return 1
 	}
-	threads := state.NewMemory(state.Options{TTL: time.Duration(cfg.Search.TTL)})
-	sweep := time.Duration(cfg.Search.TTL) / 4
-	if sweep <= 0 {
-		sweep = time.Minute // ttl: never: nothing expires, the sweep finds nothing
+	st, err := openState(ctx, cfg, getenv, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
 	}
-	go threads.Run(ctx, sweep)
+	defer st.close()
+	log.Info("state", "store", st.where)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -185,7 +185,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Logger:          log,
 		SearchTopK:      cfg.Search.TopK,
 		SearchMinScore:  cfg.Search.MinScore,
-		State:           threads,
+		Store:           st.threads,
+		Budgets:         st.budgets,
 		EagerBelow:      cfg.Search.EagerBelow,
 		Strategy:        gateway.Strategy(cfg.Strategy),
 		ToolMode:        cfg.Search.Mode,

@@ -20,6 +20,7 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.ServeIfChild() // this binary doubles as a stdio MCP server
+	serveIfGatewayChild()  // and as a gateway process of its own
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func toolsArray(n int, desc string) []byte {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"function","function":{"name":"t%03d","description":%q,"parameters":{"type":"object","properties":{"s":{"type":"string","description":"a \"quoted\" [string], {braces}"}}}}}`, i, desc)
+	}
+	b.WriteString("]")
+	return []byte(b.String())
+}
+
+// The parse and the index are paid once per distinct array and scope; a hit compares the
+// bytes, keeps its own copy (the request's buffer is recycled), and never crosses scopes.
+func TestToolCache_OncePerArrayAndScope(t *testing.T) {
+	s := New(Options{})
+	raw := toolsArray(30, "Does a thing.")
+	a, err := s.clientTools("alice\x00default\x00", raw, nil, nil)
+	if err != nil || a.ix == nil || a.ix.Catalog().Len() != 30 {
+		t.Fatalf("first: %v %v", a, err)
+	}
+	again := append([]byte(nil), raw...)
+	if b, _ := s.clientTools("alice\x00default\x00", again, nil, nil); b != a {
+		t.Error("the same bytes in the same scope built again")
+	}
+	if b, _ := s.clientTools("bob\x00default\x00", raw, nil, nil); b == a {
+		t.Error("another identity got alice's entry")
+	}
+	// The request's buffer is reused for another body: the entry keeps its tools.
+	for i := range raw {
+		raw[i] = 'x'
+	}
+	tl, _ := a.ix.Catalog().Lookup("t007")
+	if tl == nil || !json.Valid(tl.Parameters) || !strings.Contains(string(a.ix.Catalog().Render()), "Does a thing.") {
+		t.Error("the cached tools point into the request's recycled bytes")
+	}
+	other := toolsArray(30, "Does another thing.")
+	if c, _ := s.clientTools("alice\x00default\x00", other, nil, nil); c == a {
+		t.Error("different bytes hit")
+	}
+	if _, err := s.clientTools("alice\x00default\x00", []byte(`[{"type":"function"}]`), nil, nil); err == nil {
+		t.Error("a bad array was accepted")
+	}
+}
+
+func TestToolCache_Bounded(t *testing.T) {
+	s := New(Options{})
+	for i := range maxToolEntries + 50 {
+		if _, err := s.clientTools(fmt.Sprint(i), toolsArray(1, "x"), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.toolCache.items); n != maxToolEntries || s.toolCache.order.Len() != n {
+		t.Errorf("%d entries, want the bound %d", n, maxToolEntries)
+	}
+}
+
+func TestCountTools(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+	}{
+		{`[]`, 0}, {` [ ] `, 0}, {`[{}]`, 1}, {`[{"a":[1,2,{"b":"],}"}]},{}]`, 2},
+		{string(toolsArray(25, `tricky \" , ] }`)), 25}, {`{}`, -1}, {`[{`, -1}, {`null`, -1}, {``, -1},
+	} {
+		if got := countTools([]byte(tc.raw)); got != tc.want {
+			t.Errorf("countTools(%.40q) = %d, want %d", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// FuzzCountTools: whatever the bytes, no panic; on a valid JSON array of objects, the
+// count is the decoder's.
+func FuzzCountTools(f *testing.F) {
+	for _, s := range []string{`[]`, `[{}]`, `[{"a":"\\"}]`, `[{"a":"]"},{"b":["{"]}]`, `[1,2]`, `["a,b"]`, `[`, `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := countTools(raw)
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) == nil && got != len(arr) {
+			t.Errorf("countTools(%q) = %d, the decoder finds %d", raw, got, len(arr))
+		}
+	})
+}
