@@ -21,6 +21,10 @@ type Observation struct {
 	// streamed answer of one round, from arrival to its first chunk, with the usage's
 	// cached and computed prompt tokens.
 	Prefill *kvcache.PrefillSample
+	// Decode, when set, is the engine's decode time as the gateway measured it on the
+	// same kind of answer: from its first chunk to its last, for the completion tokens
+	// after the first, after the prompt.
+	Decode *kvcache.DecodeSample
 }
 
 // Observer is a Chooser that learns from what requests did.
@@ -64,6 +68,9 @@ func (c *CostChooser) Observe(o Observation) {
 	c.Model.ObserveTurn(p, o.Backend, o.Turn)
 	if o.Prefill != nil {
 		c.Model.ObservePrefill(o.Backend, *o.Prefill)
+	}
+	if o.Decode != nil {
+		c.Model.ObserveDecode(o.Backend, *o.Decode)
 	}
 }
 
@@ -155,13 +162,19 @@ func (s *Server) observe(x *exchange) {
 	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
 		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
 	var prefill *kvcache.PrefillSample
+	var decode *kvcache.DecodeSample
 	if x.usage != nil {
 		t.Output = x.usage.CompletionTokens
-		// Time to first token is prefill (plus one step) only when one round ran.
+		// Time to first token is prefill (plus one step) only when one round ran; the
+		// time from there to the last chunk is the decode of the tokens after it.
 		if x.stream && x.ttft > 0 && len(p.hidden) == 0 {
 			a := accounting(x.usage, x.cache)
 			prefill = &kvcache.PrefillSample{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}
+			if n := x.usage.CompletionTokens - 1; n > 0 && x.lastFrame > x.ttft {
+				decode = &kvcache.DecodeSample{Context: x.usage.PromptTokens + 1, Tokens: n, Seconds: (x.lastFrame - x.ttft).Seconds()}
+			}
 		}
 	}
-	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t, Prefill: prefill})
+	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
+		Prefill: prefill, Decode: decode})
 }

@@ -49,9 +49,10 @@ type exchange struct {
 	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
 
 	caller    caller
-	replica   string   // the replica that answered, for X-Maskgate-Replica where the loop ran
-	prof      *Profile // the request's profile, once run chose it
-	cacheSalt string   // sent to the backend when the caller's key isolates its cache
+	replica   string        // the replica that answered, for X-Maskgate-Replica where the loop ran
+	lastFrame time.Duration // from the start to the latest frame written to the client
+	prof      *Profile      // the request's profile, once run chose it
+	cacheSalt string        // sent to the backend when the caller's key isolates its cache
 
 	door string // the API surface the request came through (a metric label)
 }

@@ -135,6 +135,7 @@ func sendFrame(s *Server, w http.ResponseWriter, rc *http.ResponseController, x 
 	if x.ttft == 0 {
 		x.ttft = s.now().Sub(x.start)
 	}
+	x.lastFrame = s.now().Sub(x.start)
 	for _, p := range parts {
 		if _, err := w.Write(p); err != nil {
 			return err

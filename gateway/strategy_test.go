@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -413,5 +414,36 @@ func TestStrategy_ANamespaceInToolChoiceIsTheSpecifiedMode(t *testing.T) {
 				t.Errorf("upstream tool_choice\n got %s\nwant %s", got, c.want)
 			}
 		})
+	}
+}
+
+// A streamed answer of one round reports its decode: from the first chunk to the last,
+// the completion tokens after the first, after the prompt.
+func TestAuto_StreamsReportMeasuredDecode(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i := range 5 {
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"w%d \"},\"finish_reason\":null}]}\n\n", i)
+			fl.Flush()
+			time.Sleep(30 * time.Millisecond)
+		}
+		fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":5,\"total_tokens\":125}}\n\ndata: [DONE]\n\n")
+	}))
+	defer up.Close()
+	be, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	ob := &recordingObserver{fixedChooser: fixedChooser{say: gateway.StrategyRemove}}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ob,
+	}))
+	defer srv.Close()
+	resp, _ := postWithThread(t, srv, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "d1")
+	if resp.StatusCode != 200 || len(ob.seen) != 1 {
+		t.Fatalf("status %d, %d observations", resp.StatusCode, len(ob.seen))
+	}
+	d := ob.seen[0].Decode
+	if d == nil || d.Tokens != 4 || d.Context != 121 || d.Seconds < 0.1 || d.Seconds > 5 {
+		t.Errorf("decode sample %+v, want 4 tokens after 121 in at least the 4 gaps of 30 ms", d)
 	}
 }

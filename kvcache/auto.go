@@ -132,6 +132,9 @@ type stateKey struct{ profile, backend string }
 type engineState struct {
 	e        Engine
 	measured []PrefillSample // recent, oldest first
+	decodes  []DecodeSample  // recent, oldest first
+	// fitted says which costs come from measurements rather than configuration.
+	prefillFitted, decodeFitted bool
 }
 
 type autoState struct {
@@ -143,9 +146,12 @@ type autoState struct {
 
 	current, challenger Strategy
 	streak              int
-	last                Decision
-	haveLast            bool
-	switches            map[[2]Strategy]uint64
+	// informed: a decision has been made on a whole measured session (the second one's
+	// start), after which the prior no longer counts.
+	informed bool
+	last     Decision
+	haveLast bool
+	switches map[[2]Strategy]uint64
 }
 
 // NewCostModel returns a CostModel with nothing observed.
@@ -232,8 +238,38 @@ func (m *CostModel) ObservePrefill(backend string, s PrefillSample) {
 		return
 	}
 	if p, err := FitPrefill(es.measured); err == nil {
-		es.e.Prefill = p
+		es.e.Prefill, es.prefillFitted = p, true
 	}
+}
+
+// ObserveDecode records a measured decode on backend: output tokens after a context,
+// timed from the first output token to the last. Once enough timings determine a fit
+// (FitDecode over the recent ones) it replaces the engine's configured decode cost, which
+// is derived from an H200's bandwidth, not measured.
+func (m *CostModel) ObserveDecode(backend string, s DecodeSample) {
+	if s.Tokens < 2 || s.Seconds <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es := m.engine(backend)
+	if len(es.decodes) == maxPrefillSamples {
+		es.decodes = append(es.decodes[:0], es.decodes[1:]...)
+	}
+	es.decodes = append(es.decodes, s)
+	if len(es.decodes) < minPrefillSamples {
+		return
+	}
+	if d, err := FitDecode(es.decodes); err == nil {
+		es.e.Decode, es.decodeFitted = d, true
+	}
+}
+
+// Decode returns the decode cost the model uses for backend now.
+func (m *CostModel) Decode(backend string) DecodeCost {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.engine(backend).e.Decode
 }
 
 // Prefill returns the prefill cost the model uses for backend now.
@@ -275,10 +311,19 @@ func (m *CostModel) Decide(profile, backend string) Decision {
 		}
 	}
 	cur, curOpen := d.Seconds(st.current)
+	measured := st.sessions >= 2 && st.turns > 0 // a whole session has been seen
 	switch {
 	case st.current == "":
 		d.Strategy = best.Strategy
 		d.Reason = fmt.Sprintf("first decision: %s is cheapest at %.3gs per session", best.Strategy, best.Seconds)
+	case measured && !st.informed && curOpen && best.Seconds < cur*(1-m.opt.Margin):
+		// The first decisions rest on the prior; the first whole session measured
+		// overrules it at once, beyond the margin, rather than after Confirm decisions:
+		// the prior was never evidence.
+		st.challenger, st.streak = "", 0
+		d.Strategy = best.Strategy
+		d.Reason = fmt.Sprintf("first session measured: %s is %.1f%% cheaper than %s, the prior's choice",
+			best.Strategy, 100*(1-best.Seconds/cur), st.current)
 	case !curOpen:
 		d.Strategy = best.Strategy
 		d.Reason = fmt.Sprintf("%s is not open to this backend; %s is cheapest", st.current, best.Strategy)
@@ -322,6 +367,7 @@ func (m *CostModel) Decide(profile, backend string) Decision {
 		}
 		st.current, st.challenger, st.streak = d.Strategy, "", 0
 	}
+	st.informed = st.informed || measured
 	st.last, st.haveLast = d, true
 	return d
 }

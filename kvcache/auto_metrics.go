@@ -11,6 +11,9 @@ var (
 	autoSelectedDesc = prometheus.NewDesc("maskgate_auto_strategy_selected",
 		"1 for the strategy the auto strategy uses for the profile on the backend, 0 for the others open to it.",
 		[]string{"profile", "backend", "strategy"}, nil)
+	autoCostDesc = prometheus.NewDesc("maskgate_auto_engine_cost_seconds",
+		"The engine costs the auto strategy uses per backend: prefill (fixed, per_token, per_token_context) and decode (per_token, per_token_context); source is measured (fitted from this gateway's own requests) or configured.",
+		[]string{"backend", "phase", "term", "source"}, nil)
 	autoSwitchesDesc = prometheus.NewDesc("maskgate_auto_strategy_switches_total",
 		"Times the auto strategy moved a profile on a backend from one strategy to another.",
 		[]string{"profile", "backend", "from", "to"}, nil)
@@ -26,12 +29,31 @@ func (m *CostModel) Describe(ch chan<- *prometheus.Desc) {
 	ch <- autoEstimateDesc
 	ch <- autoSelectedDesc
 	ch <- autoSwitchesDesc
+	ch <- autoCostDesc
 }
 
 // Collect implements prometheus.Collector.
 func (m *CostModel) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for name, es := range m.engines {
+		src := func(fitted bool) string {
+			if fitted {
+				return "measured"
+			}
+			return "configured"
+		}
+		p, d := es.e.Prefill, es.e.Decode
+		for _, t := range []struct {
+			phase, term string
+			v           float64
+			fitted      bool
+		}{{"prefill", "fixed", p.Fixed, es.prefillFitted}, {"prefill", "per_token", p.PerToken, es.prefillFitted},
+			{"prefill", "per_token_context", p.PerTokenContext, es.prefillFitted},
+			{"decode", "per_token", d.PerToken, es.decodeFitted}, {"decode", "per_token_context", d.PerTokenContext, es.decodeFitted}} {
+			ch <- prometheus.MustNewConstMetric(autoCostDesc, prometheus.GaugeValue, t.v, name, t.phase, t.term, src(t.fitted))
+		}
+	}
 	for k, st := range m.states {
 		if !st.haveLast {
 			continue

@@ -305,3 +305,30 @@ func TestCostModel_MeasuredPrefillReplacesTheDefault(t *testing.T) {
 		t.Errorf("after 8 samples: %+v, want %+v", got, truth)
 	}
 }
+
+// The prior decides until a whole session has been measured; then the measurement
+// overrules it at once (beyond the margin), not after Confirm decisions, and the prior no
+// longer counts in the workload.
+func TestCostModel_FirstMeasuredSessionOverrulesThePrior(t *testing.T) {
+	prior := Workload{TurnsPerSession: 30, InputTokensPerTurn: 1000, OutputTokensPerTurn: 50, LoadsPerSession: 20, TokensPerLoad: 450, StraysPerTurn: 0.05}
+	short := Workload{TurnsPerSession: 4, InputTokensPerTurn: 100, OutputTokensPerTurn: 20, LoadsPerSession: 1, TokensPerLoad: 200, StraysPerTurn: 0.05}
+	m, _ := newModel(constrainer, prior)
+	m.ObserveCatalog("p", "gpu0", largeCat)
+	if d := m.Decide("p", "gpu0"); d.Strategy != StrategyMask {
+		t.Fatalf("on the prior (long sessions, many loads): %s, want mask", d.Strategy)
+	}
+	play(m, "p", 1, short)
+	if d := m.Decide("p", "gpu0"); d.Strategy != StrategyMask {
+		t.Errorf("mid-first-session: %s; the prior should still stand (%s)", d.Strategy, d.Reason)
+	}
+	m.ObserveSession("p", "gpu0") // the second session starts: the first is whole
+	d := m.Decide("p", "gpu0")
+	if d.Strategy != StrategyRemove || !d.Switched || !strings.Contains(d.Reason, "first session measured") {
+		t.Errorf("after one measured session: %s switched %v (%s)", d.Strategy, d.Switched, d.Reason)
+	}
+	if w := d.Workload; w.OutputTokensPerTurn != short.OutputTokensPerTurn || w.TurnsPerSession != 4.0/2 {
+		// Two sessions observed (the second has no turns yet), four turns: the prior's
+		// 50 tokens a turn no longer count.
+		t.Errorf("workload %+v still blends the prior", w)
+	}
+}

@@ -161,6 +161,53 @@ func FitPrefill(samples []PrefillSample) (PrefillCost, error) {
 	return p, nil
 }
 
+// DecodeSample is one measured decode: Tokens output tokens generated after a context
+// of Context tokens took Seconds (first output token to last).
+type DecodeSample struct {
+	Context, Tokens int
+	Seconds         float64
+}
+
+// FitDecode fits PerToken and PerTokenContext to samples by least squares through the
+// origin (DecodeCost.Seconds has no fixed term). It needs at least three samples whose
+// contexts differ enough to tell the two terms apart, and fails when they imply a
+// negative cost.
+func FitDecode(samples []DecodeSample) (DecodeCost, error) {
+	if len(samples) < 3 {
+		return DecodeCost{}, fmt.Errorf("%w: %d decode samples, need 3", errFit, len(samples))
+	}
+	// Features: n and n·c + n(n−1)/2, each scaled to at most 1.
+	var scale [2]float64
+	rows := make([][3]float64, 0, len(samples))
+	for _, s := range samples {
+		c, n := float64(max(s.Context, 0)), float64(max(s.Tokens, 0))
+		if n == 0 {
+			continue
+		}
+		r := [3]float64{n, n*c + n*(n-1)/2, s.Seconds}
+		rows = append(rows, r)
+		scale[0], scale[1] = max(scale[0], r[0]), max(scale[1], r[1])
+	}
+	if len(rows) < 3 || scale[0] == 0 || scale[1] == 0 {
+		return DecodeCost{}, fmt.Errorf("%w: decode samples without tokens", errFit)
+	}
+	var a, b, c, y0, y1 float64 // [a b; b c] x = [y0 y1]
+	for _, r := range rows {
+		x0, x1 := r[0]/scale[0], r[1]/scale[1]
+		a, b, c = a+x0*x0, b+x0*x1, c+x1*x1
+		y0, y1 = y0+x0*r[2], y1+x1*r[2]
+	}
+	det := a*c - b*b
+	if math.Abs(det) < 1e-12*a*c {
+		return DecodeCost{}, fmt.Errorf("%w: decode samples are collinear; they need different context lengths", errFit)
+	}
+	d := DecodeCost{PerToken: (y0*c - y1*b) / det / scale[0], PerTokenContext: (a*y1 - b*y0) / det / scale[1]}
+	if d.PerToken < 0 || d.PerTokenContext < 0 {
+		return DecodeCost{}, fmt.Errorf("%w: fit %+v has a negative term", errFit, d)
+	}
+	return d, nil
+}
+
 // solve3 solves a 3×3 system by Gaussian elimination with partial pivoting.
 func solve3(m [3][4]float64) ([3]float64, bool) {
 	for col := range 3 {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -123,5 +125,76 @@ func TestDefaultDecode_IsTheBandwidthDerivation(t *testing.T) {
 	}
 	if want := kvPerToken / bandwidth; !near(d.PerTokenContext, want, 0.01*want) {
 		t.Errorf("PerTokenContext = %.4g s, the derivation gives %.4g s", d.PerTokenContext, want)
+	}
+}
+
+func TestFitDecode_RecoversACost(t *testing.T) {
+	truth := DecodeCost{PerToken: 3e-3, PerTokenContext: 2.5e-8}
+	var samples []DecodeSample
+	for _, c := range []int{500, 4000, 30000} {
+		for _, n := range []int{8, 100, 600} {
+			samples = append(samples, DecodeSample{Context: c, Tokens: n, Seconds: truth.Seconds(c, n)})
+		}
+	}
+	got, err := FitDecode(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got.PerToken, truth.PerToken, 1e-9) || !near(got.PerTokenContext, truth.PerTokenContext, 1e-14) {
+		t.Errorf("FitDecode = %+v, want %+v", got, truth)
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []DecodeSample
+	}{
+		{"too few", samples[:2]},
+		{"no tokens", []DecodeSample{{100, 0, 1}, {200, 0, 1}, {300, 0, 1}}},
+		{"one shape only", []DecodeSample{{1000, 10, 0.03}, {1000, 10, 0.031}, {1000, 10, 0.029}}},
+		{"negative: longer contexts faster", []DecodeSample{{100, 10, 0.5}, {10000, 10, 0.1}, {50000, 10, 0.01}}},
+	} {
+		if _, err := FitDecode(tc.samples); !errors.Is(err, errFit) {
+			t.Errorf("%s: err %v, want errFit", tc.name, err)
+		}
+	}
+}
+
+// Measured decodes replace the configured (derived) cost once they determine a fit, and
+// the metrics say which cost is measured.
+func TestCostModel_ObserveDecodeReplacesTheDerivedCost(t *testing.T) {
+	m := NewCostModel(Options{})
+	if m.Decode("llama") != DefaultDecode() {
+		t.Fatal("not the default before any sample")
+	}
+	truth := DecodeCost{PerToken: 8e-3, PerTokenContext: 1e-7} // a slower engine than an H200
+	for i := range minPrefillSamples {
+		c, n := 1000*(i+1), 10+5*i
+		m.ObserveDecode("llama", DecodeSample{Context: c, Tokens: n, Seconds: truth.Seconds(c, n)})
+	}
+	got := m.Decode("llama")
+	if !near(got.PerToken, truth.PerToken, 1e-9) || !near(got.PerTokenContext, truth.PerTokenContext, 1e-13) {
+		t.Errorf("decode after %d samples %+v, want %+v", minPrefillSamples, got, truth)
+	}
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, _ := reg.Gather()
+	found := false
+	for _, mf := range mfs {
+		if mf.GetName() != "maskgate_auto_engine_cost_seconds" {
+			continue
+		}
+		for _, mm := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mm.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["backend"] == "llama" && labels["phase"] == "decode" && labels["term"] == "per_token" {
+				found = labels["source"] == "measured" && near(mm.GetGauge().GetValue(), truth.PerToken, 1e-9)
+			}
+		}
+	}
+	if !found {
+		t.Error("maskgate_auto_engine_cost_seconds does not show the measured decode cost")
 	}
 }

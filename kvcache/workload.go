@@ -20,19 +20,27 @@ func (st *autoState) halve() {
 	}
 }
 
-// workload blends the observations with the prior, which weighs as one session.
+// workload blends the observations with the prior, which weighs as one session until a
+// whole session has been measured (the second has started), and nothing after.
 func (st *autoState) workload(prior Workload, cat CatalogSize) Workload {
 	p := priorDefaults(prior, cat)
-	w := Workload{
-		TurnsPerSession: (p.TurnsPerSession + st.turns) / (1 + st.sessions),
-		LoadsPerSession: (p.LoadsPerSession + st.loads) / (1 + st.sessions),
+	k := 1.0 // the prior's weight, in sessions
+	if st.sessions >= 2 && st.turns > 0 {
+		k = 0
 	}
-	pt := p.TurnsPerSession // the prior's turns, as weights of per-turn means
+	w := Workload{
+		TurnsPerSession: (k*p.TurnsPerSession + st.turns) / (k + st.sessions),
+		LoadsPerSession: (k*p.LoadsPerSession + st.loads) / (k + st.sessions),
+	}
+	pt := k * p.TurnsPerSession // the prior's turns, as weights of per-turn means
 	w.InputTokensPerTurn = (p.InputTokensPerTurn*pt + st.input) / (pt + st.turns)
 	w.OutputTokensPerTurn = (p.OutputTokensPerTurn*pt + st.output) / (pt + st.turns)
-	w.StraysPerTurn = (p.StraysPerTurn*pt + st.strays) / (pt + st.strayTurns)
-	pl := p.LoadsPerSession
-	if pl+st.loads > 0 {
+	w.StraysPerTurn = p.StraysPerTurn // nothing unconstrained seen: the prior's
+	if pt+st.strayTurns > 0 {
+		w.StraysPerTurn = (p.StraysPerTurn*pt + st.strays) / (pt + st.strayTurns)
+	}
+	w.TokensPerLoad = p.TokensPerLoad
+	if pl := k * p.LoadsPerSession; pl+st.loads > 0 {
 		w.TokensPerLoad = (p.TokensPerLoad*pl + st.loadTokens) / (pl + st.loads)
 	}
 	return w
