@@ -28,8 +28,9 @@ type responsesDoor struct {
 	history []json.RawMessage // the chat messages of the turns previous_response_id continues
 	loaded  []json.RawMessage // tools earlier turns' searches loaded
 	thread  string
+	prev    *storedResponse // the response previous_response_id names, when found
 	out     *responses.Writer
-	missing error // previous_response_id names no response of the caller's
+	missing error // previous_response_id names no response of the caller's, or the store failed
 
 	relayedSeq int64 // the last sequence_number of a relayed stream
 }
@@ -49,13 +50,20 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	d.relayedSeq = -1
 	d.id = "resp_" + randomID()
 	if id := rq.PreviousResponseID; id != "" {
-		prev, ok := d.previous(id)
-		if !ok {
+		prev, err := d.previous(r.Context(), id)
+		switch {
+		case err != nil:
+			// As below: a 503 unless an upstream that keeps its own responses answers.
+			d.missing = responsesUnavailable(err)
+			prev = &storedResponse{}
+		case prev == nil:
 			// Unless the request goes to an upstream that keeps its own responses
 			// (passed through as it is), this is the answer.
 			d.missing = &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
 				Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
 			prev = &storedResponse{}
+		default:
+			d.prev = prev
 		}
 		d.history, d.thread, d.loaded = prev.history, prev.thread, prev.loaded
 		if len(d.loaded) > 0 {
@@ -84,13 +92,13 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 
 // previous finds the response a request continues: the socket's last one, else a
 // stored one of the same identity.
-func (d *responsesDoor) previous(id string) (*storedResponse, bool) {
+func (d *responsesDoor) previous(ctx context.Context, id string) (*storedResponse, error) {
 	if d.ws != nil {
 		if last, ok := d.ws.Load().(*storedResponse); ok && last.id == id {
-			return last, true
+			return last, nil
 		}
 	}
-	return d.s.responses.get(d.owner, id)
+	return d.s.keeper().load(ctx, d.owner, id)
 }
 
 // keep files the finished response: in the store when the client asked (store is
@@ -104,8 +112,12 @@ func (d *responsesDoor) keep() {
 	if d.ws != nil {
 		d.ws.Store(sr)
 	}
-	if d.rq.Store && d.s.opt.StoreBytes > 0 {
-		d.s.responses.put(sr)
+	if d.rq.Store && d.s.storesResponses() {
+		// The answer is out: a failure here is the log's (the next turn will find no
+		// response, or a 503 while the store is down).
+		if err := d.s.keeper().save(context.Background(), sr, d.prev); err != nil {
+			d.s.log.Warn("response not stored", "response_id", d.id, "error", err)
+		}
 	}
 }
 
@@ -166,15 +178,24 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		Message: "Response with id '" + id + "' not found."}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		sr, ok := s.responses.get(owner, id)
+		body, ok, err := s.keeper().body(r.Context(), owner, id)
+		if err != nil {
+			writeError(w, s.log, responsesUnavailable(err))
+			return
+		}
 		if !ok {
 			writeError(w, s.log, notFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(sr.body)
+		_, _ = w.Write(body)
 	case http.MethodDelete:
-		if !s.responses.delete(owner, id) {
+		ok, err := s.keeper().drop(r.Context(), owner, id)
+		if err != nil {
+			writeError(w, s.log, responsesUnavailable(err))
+			return
+		}
+		if !ok {
 			writeError(w, s.log, notFound)
 			return
 		}

@@ -212,6 +212,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		},
 	})
 
+	if st.records != nil {
+		srv.SetResponseRecords(st.records, 0) // stored responses where the threads are
+	}
 	// Profiles, their MCP servers and the filters: built now, rebuilt on SIGHUP.
 	pctx, stopProfiles := context.WithCancel(ctx)
 	defer stopProfiles()

@@ -331,7 +331,7 @@ func TestShared_FileStoreSurvivesKill9(t *testing.T) {
 		t.Errorf("after kill -9 and restart: %d cached of %d; the first prompt had %d", second.cached, second.prompt, first.prompt)
 	}
 	g.kill()
-	f, err := state.OpenFile(data, state.Options{})
+	f, err := state.OpenFile(filepath.Join(data, "threads"), state.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/maskgate/maskgate/config"
+	"github.com/maskgate/maskgate/gateway/store"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/tenant/redislimit"
 	"github.com/maskgate/maskgate/toolsearch/state"
@@ -19,6 +21,7 @@ import (
 type shared struct {
 	threads state.Store
 	budgets tenant.Budgets // nil: this process's own
+	records store.Records  // stored responses; nil: this process's memory
 	closers []func() error
 	// where labels the store in the log.
 	where string
@@ -69,15 +72,30 @@ func openState(ctx context.Context, cfg *config.Config, getenv func(string) stri
 			threads.Close()
 			return nil, fmt.Errorf("state.redis: %w", err)
 		}
-		return &shared{threads: threads, budgets: limits, closers: []func() error{threads.Close, limits.Close},
+		records, err := store.NewRedis(store.RedisOptions{URL: st.Redis.URL, Password: password, Prefix: prefix})
+		if err != nil {
+			threads.Close()
+			limits.Close()
+			return nil, fmt.Errorf("state.redis: %w", err)
+		}
+		return &shared{threads: threads, budgets: limits, records: records, closers: []func() error{threads.Close, limits.Close, records.Close},
 			where: "redis " + redactURL(st.Redis.URL)}, nil
 	case st.DataDir != "":
-		f, err := state.OpenFile(st.DataDir, state.Options{TTL: ttl})
+		f, err := state.OpenFile(filepath.Join(st.DataDir, "threads"), state.Options{TTL: ttl})
 		if err != nil {
 			return nil, fmt.Errorf("state.data_dir: %w", err)
 		}
+		bound := int64(cfg.Doors.StoreBytes)
+		if bound <= 0 {
+			bound = 64 << 20 // doors.store_bytes' default, as the memory store has it
+		}
+		records, err := store.NewFile(filepath.Join(st.DataDir, "responses"), bound, time.Now)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("state.data_dir: %w", err)
+		}
 		go f.Run(ctx, sweep)
-		return &shared{threads: f, closers: []func() error{f.Close}, where: "files in " + st.DataDir}, nil
+		return &shared{threads: f, records: records, closers: []func() error{f.Close, records.Close}, where: "files in " + st.DataDir}, nil
 	}
 	m := state.NewMemory(state.Options{TTL: ttl})
 	go m.Run(ctx, sweep)
