@@ -28,17 +28,23 @@ const HeaderThread = "X-Maskgate-Thread"
 //	                                the key that sent it (none: the anonymous caller)
 //	                                and ?profile=NAME when not the default profile
 //	POST   /admin/threads/cleanup   drop threads idle past the TTL now: {"removed": N}
+//
+// The dashboard, the request log, live events and catalog views are dashboard.go's;
+// every endpoint here also takes the dashboard's session cookie.
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 	if s.opt.AdminKey == "" {
 		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "admin_disabled",
 			Message: "the admin API is off; set admin_key_env in the config to the name of a variable holding the admin key"})
 		return
 	}
+	if s.adminPages(w, r) { // the dashboard, the request log, live events, catalogs (dashboard.go)
+		return
+	}
 	// Bearer only (never x-api-key), compared as hashes so that the time taken says
-	// nothing of the key's length either.
+	// nothing of the key's length either; or the dashboard's session cookie.
 	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	presented, want := tenant.HashOf(strings.TrimSpace(got)), tenant.HashOf(s.opt.AdminKey)
-	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(presented[:], want[:]) != 1 {
+	if (!strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(presented[:], want[:]) != 1) && !s.adminCookieOK(r) {
 		writeError(w, s.log, &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_admin_key",
 			Message: "send the admin key as Authorization: Bearer KEY"})
 		return

@@ -55,6 +55,8 @@ type exchange struct {
 	cacheSalt string        // sent to the backend when the caller's key isolates its cache
 
 	door string // the API surface the request came through (a metric label)
+
+	ops watched // the request log's, live statistics' and spans' view (reqlog.go)
 }
 
 // setAccounting writes the request's prompt, cached and computed tokens under prefix
@@ -235,6 +237,7 @@ func copyHeaders(dst, src http.Header) {
 // record turns the exchange into metrics and a log line.
 func (s *Server) record(x *exchange) {
 	total := s.now().Sub(x.start)
+	defer s.watch(x, total) // the request log, live statistics and spans, after the metrics
 	m := s.metrics
 	m.requests.WithLabelValues(x.backend, x.model, strconv.Itoa(x.status), x.door).Inc()
 	if x.backend == "none" {

@@ -127,8 +127,9 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		}
 		// A streamed body asks for usage already: the doors write it so, and so does
 		// upstreamBody.
+		rctx := s.roundBegin(ctx, x, p, n) // counts the round; with tracing, its spans
 		t := s.now()
-		resp, err := be.ChatCompletion(ctx, s.backendRequest(x, p, body, q.env.Model, stream))
+		resp, err := be.ChatCompletion(rctx, s.backendRequest(x, p, body, q.env.Model, stream))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return fail(err)
@@ -162,6 +163,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			}
 			return fail(err)
 		}
+		s.roundRead(x, rd)
 		if rd.usage != nil {
 			addUsage(&total, rd.usage)
 			haveUsage = true

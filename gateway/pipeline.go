@@ -66,6 +66,7 @@ type request struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
+	r = s.startSpan(r, x) // the request's span (trace.go); r as it was when tracing is off
 	release, err := s.admitKey(r.Context(), x.caller)
 	if err == nil {
 		defer release()
@@ -76,6 +77,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 		}
 	}
 	if err != nil {
+		x.ops.failed = err
 		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
@@ -134,6 +136,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		}
 	}
 	env := q.env
+	x.ops.reqModel = env.Model
 	rt, ok := s.router.lookup(env.Model)
 	if !ok {
 		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
@@ -218,8 +221,9 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 		}
 		body = requestUsage(obj)
 	}
+	uctx := s.roundBegin(r.Context(), x, plan, -1) // the upstream call's span, ended with the request's
 	t := s.now()
-	resp, err := rt.up.Backend.ChatCompletion(r.Context(), s.backendRequest(x, plan, body, env.Model, env.Stream))
+	resp, err := rt.up.Backend.ChatCompletion(uctx, s.backendRequest(x, plan, body, env.Model, env.Stream))
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
@@ -116,6 +117,15 @@ type Options struct {
 	HostedTools string
 	// WebSocket configures the Responses API's WebSocket mode (GET /v1/responses).
 	WebSocket wsock.Options
+
+	// RequestLog is how many of the latest requests GET /admin/requests keeps. If zero,
+	// DefaultRequestLog; negative keeps none.
+	RequestLog int
+	// EventInterval is how often GET /admin/events sends a snapshot. If zero, a second.
+	EventInterval time.Duration
+	// TracerProvider, if set, gets a span per request, per round of the tool loop and per
+	// upstream call (trace.go). If nil, no span is made.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is the gateway's HTTP handler.
@@ -148,6 +158,13 @@ type Server struct {
 	// the default profile Options describe.
 	profiles profiles
 	fallback *Profile
+
+	// The operator's view: the request log, live statistics and their event streams,
+	// and the tracer (nil: tracing off).
+	reqlog *requestLog
+	live   *liveStats
+	hub    eventHub
+	tracer trace.Tracer
 }
 
 // New returns a Server for o.
@@ -209,6 +226,13 @@ func New(o Options) *Server {
 	s.fallback.applyDefaults()
 	s.SetProfiles(o.Profiles, o.Aliases, nil)
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
+	if s.opt.EventInterval <= 0 {
+		s.opt.EventInterval = time.Second
+	}
+	s.reqlog, s.live = newRequestLog(o.RequestLog), newLiveStats(o.Now())
+	if o.TracerProvider != nil {
+		s.tracer = o.TracerProvider.Tracer(TracerName)
+	}
 	for _, u := range o.Upstreams {
 		if u.MaxInFlight > 0 {
 			s.gates[u.Name] = tenant.NewGate(u.MaxInFlight, u.MaxQueue)
@@ -254,4 +278,5 @@ func (s *Server) handle(path, method string, h http.HandlerFunc) {
 func (s *Server) Stop() {
 	s.stop(ErrShuttingDown)
 	s.sockets.CloseAll("server shutting down")
+	s.CloseEvents()
 }

@@ -20,7 +20,7 @@ have_header() {
 }
 
 # missing_packages prints the Debian packages, among those the maskgate build
-# needs (named by the arguments: cc, cmake, git, headers, node, redis), that this
+# needs (named by the arguments: cc, cmake, git, headers, node, redis, chromium), that this
 # machine lacks.
 missing_packages() {
 	local want
@@ -49,6 +49,7 @@ missing_packages() {
 			command -v npm >/dev/null || echo npm
 			;;
 		redis) command -v redis-server >/dev/null || echo redis-server ;;
+		chromium) command -v chromium >/dev/null || echo chromium ;;
 		*)
 			echo "missing_packages: unknown need $want" >&2
 			return 2

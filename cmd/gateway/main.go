@@ -3,6 +3,7 @@
 //
 //	gateway [-config FILE] [-listen ADDR] [-model FILE.gguf]
 //	printf %s "$KEY" | gateway -hash-key
+//	gateway stats -url http://HOST:4000 -admin-key-env VAR
 //
 // With no -config it looks for engines on their default loopback ports and routes the
 // models they list. This package holds flags and wiring only.
@@ -40,6 +41,7 @@ import (
 
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/tracing"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
@@ -53,7 +55,12 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	var code int
+	if len(os.Args) > 1 && os.Args[1] == "stats" { // a running gateway's live numbers (stats.go)
+		code = stats(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr)
+	} else {
+		code = run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	}
 	stop()
 	os.Exit(code)
 }
@@ -115,7 +122,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Info("serving with the embedded engine", "model", ggufModelName(*model), "file", *model)
 	}
 
-	transport := newTransport()
+	// Traces from the OTEL_* environment; off (nil, nothing per request) when it names none.
+	traces, err := tracing.FromEnv(ctx, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return 2
+	}
+	defer traces.Close() // flushes the spans still batched
+	var transport http.RoundTripper = newTransport()
+	if traces != nil {
+		log.Info("tracing: spans go over OTLP/HTTP; upstreams get the W3C trace context", "endpoint", traces.Endpoint)
+		transport = tracing.Transport(transport)
+	}
 	if len(cfg.Backends) == 0 {
 		cfg.Backends = findBackends(ctx, defaultEngines, *configPath != "", transport, log)
 	}
@@ -196,6 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Policy:          pol,
 		AdminKey:        adminKey,
 		Tokens:          counter,
+		TracerProvider:  traces.Provider(),
 
 		Keys:               keys,
 		ThreadSecret:       threadSecret,
@@ -239,6 +258,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	logAuth(log, cfg, keys, ln.Addr())
 	ln = gateway.LimitListener(ln, cfg.Server.MaxConnections)
 	hs := newHTTPServer(srv, cfg.Server)
+	hs.RegisterOnShutdown(srv.CloseEvents) // admin event streams end as the shutdown begins
 	log.Info("maskgate listening", "addr", "http://"+ln.Addr().String(), "backends", len(ups))
 	hctx, stopHealth := context.WithCancel(ctx) // whichever way run returns, the checks end
 	defer stopHealth()

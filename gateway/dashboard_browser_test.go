@@ -1,0 +1,280 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/maskgate/maskgate/backends/openaicompat"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/nodetest"
+	"github.com/maskgate/maskgate/tenant"
+	"github.com/maskgate/maskgate/toolsearch/state"
+	"github.com/maskgate/maskgate/toolsearch/tokens"
+)
+
+// The dashboard in a real browser: Debian's chromium, headless, driven by npm
+// playwright-core (pinned in testdata/browser, installed by nodetest). Like Node, the
+// browser is a requirement of the suite: without it the test fails, naming the package.
+
+const browserDir = "testdata/browser"
+
+// chromiumPath finds the system chromium.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not on PATH; the dashboard's browser test needs it: apt-get install -y chromium (scripts/test installs it as root)")
+	return ""
+}
+
+const (
+	keyTeamA = "sk-team-a-0123456789abcdef"
+	keyTeamB = "sk-team-b-0123456789abcdef"
+)
+
+// dashboardGateway is a gateway with two engines and two keys: team-a's profile manages
+// the 25-tool catalog on vllm-a (m1), team-b's has no tools and is relayed to llama-b
+// (m3).
+func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fakeEngine) {
+	t.Helper()
+	a := newFakeEngine(t,
+		fakeReply{text: "Here is the plan for the release, step by step."},
+		fakeReply{call: "search_tools", args: `{"query":"post a message to slack"}`},
+		fakeReply{call: "load_tool", args: `{"toolName":"slack_send_message"}`},
+		fakeReply{text: "Posted to the team channel."})
+	b := newFakeEngine(t)
+	counter, err := tokens.New(tokens.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := tenant.NewKeyring([]tenant.Key{
+		{Name: "team-a", Hash: tenant.HashOf(keyTeamA)},
+		{Name: "team-b", Hash: tenant.HashOf(keyTeamB), Profile: "plain"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beA, _ := openaicompat.New(openaicompat.Options{Name: "vllm-a", BaseURL: a.URL + "/v1", ReportsCache: true})
+	beB, _ := openaicompat.New(openaicompat.Options{Name: "llama-b", BaseURL: b.URL + "/v1", ReportsCache: true})
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{
+			{Name: "vllm-a", Kind: "vllm", Models: []string{"m1"}, Backend: beA},
+			{Name: "llama-b", Kind: "llamacpp", Models: []string{"m3"}, Backend: beB},
+		},
+		Registry: reg, AdminKey: testAdminKey, Keys: ring, Tokens: counter,
+		Tools: bigCatalog(t), State: state.NewMemory(state.Options{}), Strategy: gateway.StrategyRemove,
+		Profiles: []*gateway.Profile{{Name: "plain"}},
+	}))
+	t.Cleanup(srv.Close)
+	return srv, reg, a
+}
+
+// systemPrompt makes the prompts the size of an agent's, so the hit rate means something.
+var systemPrompt = "You are the release assistant. " + strings.Repeat("Follow the team's conventions and keep answers short. ", 60)
+
+func agentBody(model string, stream bool, turns ...string) string {
+	msgs := []map[string]string{{"role": "system", "content": systemPrompt}}
+	for i, s := range turns {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]string{"role": role, "content": s})
+	}
+	body := map[string]any{"model": model, "messages": msgs, "max_tokens": 256}
+	if stream {
+		body["stream"] = true
+		body["stream_options"] = map[string]bool{"include_usage": true}
+	}
+	b, _ := json.Marshal(body)
+	return string(b)
+}
+
+// runDashboardScenario sends a scripted day's traffic, a pause of spread between
+// requests, and returns how many requests it sent.
+func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine, spread time.Duration) int {
+	t.Helper()
+	sent := 0
+	send := func(key, thread, body string, want int) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		if thread != "" {
+			req.Header.Set("X-Thread-Id", thread)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		out.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("request %d: %d %s", sent, resp.StatusCode, out.Bytes())
+		}
+		sent++
+		time.Sleep(spread)
+	}
+	alpha := []string{"Plan the release of version 2."}
+	turn := func(thread *[]string, reply, next string) {
+		*thread = append(*thread, reply, next)
+	}
+	send(keyTeamA, "alpha", agentBody("m1", false, alpha...), 200)
+	turn(&alpha, "Here is the plan for the release, step by step.", "Tell the team on slack.")
+	send(keyTeamA, "alpha", agentBody("m1", true, alpha...), 200)
+	turn(&alpha, "Posted to the team channel.", "Now book the retro.")
+	send(keyTeamA, "alpha", agentBody("m1", true, alpha...), 200)
+	beta := []string{"Summarise yesterday's incidents."}
+	for i := 0; i < 3; i++ {
+		send(keyTeamA, "beta", agentBody("m1", false, beta...), 200)
+		turn(&beta, "ok, done here", fmt.Sprintf("And the follow-up number %d?", i+1))
+	}
+	for i := 0; i < 2; i++ {
+		turn(&alpha, "ok, done here", fmt.Sprintf("Next step %d.", i+1))
+		send(keyTeamA, "alpha", agentBody("m1", i == 1, alpha...), 200)
+	}
+	engineA.evict() // the engine restarted: its cache is gone
+	turn(&alpha, "ok, done here", "Anything left?")
+	send(keyTeamA, "alpha", agentBody("m1", false, alpha...), 200)
+	plain := []string{"Translate the release notes."}
+	for i := 0; i < 5; i++ {
+		send(keyTeamB, "", agentBody("m3", i%2 == 0, plain...), 200)
+		turn(&plain, "ok, done here", fmt.Sprintf("Part %d, please.", i+2))
+	}
+	send(keyTeamB, "", agentBody("nope", false, "hi"), 404)
+	return sent
+}
+
+// TestDashboard_InABrowser: after a scripted conversation the page, in a real browser,
+// shows the number of requests sent and the hit rate /metrics gives, the request log,
+// the live rows, the catalog and a search over it; its screenshot is kept (and written
+// to docs/dashboard.png with MASKGATE_WRITE_SCREENSHOT=1); evicting every thread from the
+// page empties the store.
+func TestDashboard_InABrowser(t *testing.T) {
+	browser := chromiumPath(t)
+	node := nodetest.Node(t, browserDir)
+	srv, reg, engineA := dashboardGateway(t)
+	spread := time.Duration(0)
+	if os.Getenv("MASKGATE_WRITE_SCREENSHOT") == "1" {
+		spread = 2 * time.Second // a chart with some history
+	}
+	sent := runDashboardScenario(t, srv.URL, engineA, spread)
+	(&opsGateway{Server: srv}).waitLoggedN(t, sent) // every request recorded, in /metrics too
+	hitRate := metricSum(t, reg, "maskgate_cached_tokens_total") / metricSum(t, reg, "maskgate_prompt_tokens_total")
+	var threads struct {
+		Threads int `json:"threads"`
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/threads", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&threads)
+	resp.Body.Close()
+
+	shot := filepath.Join(t.TempDir(), "dashboard.png")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
+	cmd.Dir = browserDir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NODE_NO_WARNINGS=1",
+		"BASE_URL=" + srv.URL, "ADMIN_KEY=" + testAdminKey, "CHROMIUM=" + browser, "SCREENSHOT=" + shot,
+		fmt.Sprintf("EXPECT_REQUESTS=%d", sent), "EXPECT_TOOLS=25"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node dashboard.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	var got struct {
+		Failure, HitRateText, Evicted, SearchTop, CatalogVersion string
+		Errors                                                   []string
+		SignInStatus, Requests, Threads, ThreadsAfter, LogRows   int
+		ChartLines                                               int
+		HitRate                                                  float64
+		Misses                                                   []string
+		LiveRows                                                 []struct {
+			Backend, Profile, Strategy string
+			Requests                   int
+		}
+		Cookie []struct {
+			Name     string
+			HTTPOnly bool `json:"httpOnly"`
+			SameSite string
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("dashboard.mjs printed %s (%v)\nstderr: %s", stdout.Bytes(), err, stderr.Bytes())
+	}
+	t.Logf("the page: %s", stdout.Bytes())
+	if got.Failure != "" {
+		t.Fatalf("in the browser: %s", got.Failure)
+	}
+	if len(got.Errors) > 0 {
+		t.Errorf("the page logged errors: %q", got.Errors)
+	}
+	if got.SignInStatus != 401 || len(got.Cookie) != 1 || !got.Cookie[0].HTTPOnly || got.Cookie[0].SameSite != "Strict" {
+		t.Errorf("sign-in: status %d, cookies %+v", got.SignInStatus, got.Cookie)
+	}
+	if got.Requests != sent || got.LogRows != sent {
+		t.Errorf("the page shows %d requests and %d log rows, want %d", got.Requests, got.LogRows, sent)
+	}
+	if math.Abs(got.HitRate-hitRate) > 0.001 {
+		t.Errorf("the page's hit rate %v (%s), /metrics says %v", got.HitRate, got.HitRateText, hitRate)
+	}
+	if got.Threads != threads.Threads || threads.Threads == 0 || got.ThreadsAfter != 0 || !strings.HasPrefix(got.Evicted, "Evicted ") {
+		t.Errorf("threads: page %d, API %d; after evicting all %d (%s)", got.Threads, threads.Threads, got.ThreadsAfter, got.Evicted)
+	}
+	want := map[string]bool{gateway.MissNewThread: false, gateway.MissLoadedSetChanged: false, gateway.MissEngineEvicted: false}
+	for _, m := range got.Misses {
+		if _, ok := want[m]; ok {
+			want[m] = true
+		}
+	}
+	for m, seen := range want {
+		if !seen {
+			t.Errorf("the request log shows no %q miss: %q", m, got.Misses)
+		}
+	}
+	rows := map[string]int{}
+	for _, r := range got.LiveRows {
+		rows[r.Backend+"/"+r.Profile+"/"+r.Strategy] = r.Requests
+	}
+	if rows["vllm-a/default/remove"] != 9 || rows["llama-b/plain/eager"] != 5 || rows["none/plain/none"] != 1 {
+		t.Errorf("live rows %v", rows)
+	}
+	if got.SearchTop != "slack_send_message" || len(got.CatalogVersion) != 64 || got.ChartLines == 0 {
+		t.Errorf("catalog: search %q, version %q; chart lines %d", got.SearchTop, got.CatalogVersion, got.ChartLines)
+	}
+	png, err := os.ReadFile(shot)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+	if os.Getenv("MASKGATE_WRITE_SCREENSHOT") == "1" {
+		if err := os.MkdirAll("../docs", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("../docs/dashboard.png", png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote docs/dashboard.png")
+	}
+}
