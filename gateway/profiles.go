@@ -84,9 +84,9 @@ type profileSet struct {
 	rules   *policy.Policy
 }
 
-func (p *Profile) applyDefaults() {
+func (p *Profile) applyDefaults(now time.Time) {
 	if p.lastUse.Load() == 0 {
-		p.lastUse.Store(time.Now().UnixNano())
+		p.lastUse.Store(now.UnixNano())
 	}
 	if p.SearchTopK == 0 {
 		p.SearchTopK = 5
@@ -142,7 +142,7 @@ func (s *Server) SetProfiles(ps []*Profile, aliases map[string]Alias, rules *pol
 	set := &profileSet{byName: map[string]*Profile{}, aliases: aliases, rules: rules}
 	set.byName[DefaultProfile] = s.fallback
 	for _, p := range ps {
-		p.applyDefaults()
+		p.applyDefaults(s.now())
 		set.byName[p.Name] = p
 	}
 	s.profiles.Store(set)

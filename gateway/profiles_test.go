@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -68,21 +69,8 @@ func sendAs(t *testing.T, srv *httptest.Server, path, key string, headers map[st
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out []byte
-	out, _ = readBody(resp)
+	out, _ := io.ReadAll(resp.Body)
 	return resp, out
-}
-
-func readBody(resp *http.Response) ([]byte, error) {
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return []byte(b.String()), nil
-		}
-	}
 }
 
 const plainReply = `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`

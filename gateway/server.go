@@ -223,7 +223,7 @@ func New(o Options) *Server {
 		s.store = o.State.Store()
 	}
 	s.fallback = defaultProfile(&s.opt)
-	s.fallback.applyDefaults()
+	s.fallback.applyDefaults(o.Now())
 	s.SetProfiles(o.Profiles, o.Aliases, nil)
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	if s.opt.EventInterval <= 0 {

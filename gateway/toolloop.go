@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/maskgate/maskgate/backends/oai"
@@ -66,7 +65,7 @@ func (s *Server) runTools(r *http.Request, p *toolPlan, calls []oai.ToolCall) ma
 	out := map[int]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	bearer := bearerToken(r)
+	bearer, _ := presentedKey(r.Header) // the caller's own key, for a runner told to pass it on
 	for i, c := range calls {
 		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) || !p.runs(c.Function.Name) {
 			continue
@@ -106,13 +105,6 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// bearerToken is the caller's own token, for a runner told to pass it on.
-func bearerToken(r *http.Request) string {
-	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return strings.TrimSpace(v)
-	}
-	return r.Header.Get("x-api-key")
-}
 
 // countDisabled counts the calls to tools the model may not call: not meta-tools and
 // not callable in this request.
