@@ -105,7 +105,6 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-
 // countDisabled counts the calls to tools the model may not call: not meta-tools and
 // not callable in this request.
 func (s *Server) countDisabled(x *exchange, p *toolPlan, calls []oai.ToolCall, outcome string) {
