@@ -10,6 +10,7 @@ import (
 
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway/store"
+	"github.com/maskgate/maskgate/internal/redisconn"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/tenant/redislimit"
 	"github.com/maskgate/maskgate/toolsearch/state"
@@ -63,23 +64,24 @@ func openState(ctx context.Context, cfg *config.Config, getenv func(string) stri
 		if prefix == "" {
 			prefix = "maskgate:"
 		}
-		threads, err := redisstore.New(redisstore.Options{URL: st.Redis.URL, Password: password, Prefix: prefix + "thread:", TTL: ttl})
+		// One client, one pool, for threads, stored responses and limits alike.
+		rdb, err := redisconn.New(redisconn.Options{URL: st.Redis.URL, Password: password})
 		if err != nil {
 			return nil, fmt.Errorf("state.redis: %w", err)
 		}
-		limits, err := redislimit.New(redislimit.Options{URL: st.Redis.URL, Password: password, Prefix: prefix + "limit:"})
-		if err != nil {
-			threads.Close()
-			return nil, fmt.Errorf("state.redis: %w", err)
+		threads, err := redisstore.New(redisstore.Options{Client: rdb, Prefix: prefix + "thread:", TTL: ttl})
+		if err == nil {
+			var limits *redislimit.Limiter
+			if limits, err = redislimit.New(redislimit.Options{Client: rdb, Prefix: prefix + "limit:"}); err == nil {
+				var records *store.Redis
+				if records, err = store.NewRedis(store.RedisOptions{Client: rdb, Prefix: prefix}); err == nil {
+					return &shared{threads: threads, budgets: limits, records: records, closers: []func() error{rdb.Close},
+						where: "redis " + redactURL(st.Redis.URL)}, nil
+				}
+			}
 		}
-		records, err := store.NewRedis(store.RedisOptions{URL: st.Redis.URL, Password: password, Prefix: prefix})
-		if err != nil {
-			threads.Close()
-			limits.Close()
-			return nil, fmt.Errorf("state.redis: %w", err)
-		}
-		return &shared{threads: threads, budgets: limits, records: records, closers: []func() error{threads.Close, limits.Close, records.Close},
-			where: "redis " + redactURL(st.Redis.URL)}, nil
+		rdb.Close()
+		return nil, fmt.Errorf("state.redis: %w", err)
 	case st.DataDir != "":
 		f, err := state.OpenFile(filepath.Join(st.DataDir, "threads"), state.Options{TTL: ttl})
 		if err != nil {

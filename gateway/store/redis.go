@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maskgate/maskgate/internal/redisconn"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Defaults for RedisOptions.
@@ -38,6 +38,10 @@ type RedisOptions struct {
 	TLSConfig *tls.Config
 	// PoolSize is the most connections kept; if zero, go-redis's default (10 per CPU).
 	PoolSize int
+	// Client, if set, is used instead of one built from the fields above (which are then
+	// ignored): the gateway shares one client between its Redis stores. Close leaves it
+	// open.
+	Client *redis.Client
 }
 
 // Redis keeps records in a Redis (6.2 or later) or Valkey server, shared by every
@@ -74,6 +78,7 @@ type RedisOptions struct {
 // own logger (redis.SetLogger), which this package leaves as the program set it.
 type Redis struct {
 	rdb    *redis.Client
+	owned  bool // rdb was built here, so Close closes it
 	prefix string
 	addr   string
 }
@@ -83,39 +88,26 @@ var _ Records = (*Redis)(nil)
 // NewRedis returns a Redis store for o. It checks the options but does not connect: a
 // server down at start shows as failing calls until it answers (see Ping).
 func NewRedis(o RedisOptions) (*Redis, error) {
-	if o.URL == "" {
+	if o.URL == "" && o.Client == nil {
 		return nil, errors.New("store: no Redis URL")
 	}
 	if strings.ContainsAny(o.Prefix, "{}") {
 		return nil, fmt.Errorf("store: the key prefix %q may not contain braces", o.Prefix)
 	}
-	ro, err := redis.ParseURL(o.URL)
-	if err != nil {
-		return nil, fmt.Errorf("store: the Redis URL: %w", err)
-	}
-	if o.Password != "" {
-		ro.Password = o.Password
-	}
-	if o.TLSConfig != nil {
-		ro.TLSConfig = o.TLSConfig
-	}
-	ro.DialTimeout = cmpOr(o.DialTimeout, DefaultRedisDialTimeout)
-	ro.ReadTimeout = cmpOr(o.ReadTimeout, DefaultRedisReadTimeout)
-	ro.WriteTimeout = ro.ReadTimeout
-	ro.PoolTimeout = ro.ReadTimeout
-	ro.ContextTimeoutEnabled = true
-	ro.MaxRetries = -1   // a retried write might apply twice
-	ro.DialerRetries = 1 // fail fast: the caller answers 503 and the client retries
-	ro.DisableIdentity = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if o.PoolSize > 0 {
-		ro.PoolSize = o.PoolSize
+	rdb, owned := o.Client, false
+	if rdb == nil {
+		var err error
+		if rdb, err = redisconn.New(redisconn.Options{URL: o.URL, Password: o.Password, TLSConfig: o.TLSConfig,
+			DialTimeout: cmpOr(o.DialTimeout, DefaultRedisDialTimeout), ReadTimeout: cmpOr(o.ReadTimeout, DefaultRedisReadTimeout), PoolSize: o.PoolSize}); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		owned = true
 	}
 	prefix := o.Prefix
 	if prefix == "" {
 		prefix = DefaultRedisPrefix
 	}
-	return &Redis{rdb: redis.NewClient(ro), prefix: prefix, addr: ro.Addr}, nil
+	return &Redis{rdb: rdb, owned: owned, prefix: prefix, addr: rdb.Options().Addr}, nil
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
@@ -280,4 +272,9 @@ func (s *Redis) Ping(ctx context.Context) error {
 }
 
 // Close closes the client's connections.
-func (s *Redis) Close() error { return s.rdb.Close() }
+func (s *Redis) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.rdb.Close()
+}

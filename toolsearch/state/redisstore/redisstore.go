@@ -61,9 +61,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maskgate/maskgate/internal/redisconn"
 	"github.com/maskgate/maskgate/toolsearch/state"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Defaults for Options.
@@ -105,11 +105,16 @@ type Options struct {
 	TLSConfig *tls.Config
 	// PoolSize is the most connections kept; if zero, go-redis's default (10 per CPU).
 	PoolSize int
+	// Client, if set, is used instead of one built from the fields above (which are then
+	// ignored): the gateway shares one client between its Redis stores. Close leaves it
+	// open.
+	Client *redis.Client
 }
 
 // Store is a state.Store in Redis. It is safe for concurrent use.
 type Store struct {
 	rdb      *redis.Client
+	owned    bool // rdb was built here, so Close closes it
 	prefix   string
 	ttlMS    int64 // 0: no expiry
 	maxBytes int
@@ -123,32 +128,19 @@ var _ state.Store = (*Store)(nil)
 // New returns a Store for o. It checks the options but does not connect: a server down
 // at start shows as failing calls until it answers (see Ping).
 func New(o Options) (*Store, error) {
-	if o.URL == "" {
+	if o.URL == "" && o.Client == nil {
 		return nil, errors.New("redisstore: no URL")
 	}
-	ro, err := redis.ParseURL(o.URL)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: the URL: %w", err)
+	rdb, owned := o.Client, false
+	if rdb == nil {
+		var err error
+		if rdb, err = redisconn.New(redisconn.Options{URL: o.URL, Password: o.Password, TLSConfig: o.TLSConfig,
+			DialTimeout: cmpOr(o.DialTimeout, DefaultDialTimeout), ReadTimeout: cmpOr(o.ReadTimeout, DefaultReadTimeout), PoolSize: o.PoolSize}); err != nil {
+			return nil, fmt.Errorf("redisstore: %w", err)
+		}
+		owned = true
 	}
-	if o.Password != "" {
-		ro.Password = o.Password
-	}
-	if o.TLSConfig != nil {
-		ro.TLSConfig = o.TLSConfig
-	}
-	ro.DialTimeout = cmpOr(o.DialTimeout, DefaultDialTimeout)
-	ro.ReadTimeout = cmpOr(o.ReadTimeout, DefaultReadTimeout)
-	ro.WriteTimeout = ro.ReadTimeout
-	ro.PoolTimeout = ro.ReadTimeout
-	ro.ContextTimeoutEnabled = true
-	ro.MaxRetries = -1   // a retried write might apply twice
-	ro.DialerRetries = 1 // fail fast: the caller answers 503 and the client probes
-	ro.DisableIdentity = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if o.PoolSize > 0 {
-		ro.PoolSize = o.PoolSize
-	}
-	s := &Store{rdb: redis.NewClient(ro), prefix: o.Prefix, maxBytes: o.MaxBytes, addr: ro.Addr}
+	s := &Store{rdb: rdb, owned: owned, prefix: o.Prefix, maxBytes: o.MaxBytes, addr: rdb.Options().Addr}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -470,7 +462,12 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close closes the connections. Later calls fail.
-func (s *Store) Close() error { return s.rdb.Close() }
+func (s *Store) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.rdb.Close()
+}
 
 const spliceFormat = 1
 

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/maskgate/maskgate/internal/redisconn"
 	"github.com/maskgate/maskgate/internal/redistest"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
@@ -490,5 +491,27 @@ func TestPatternEscapesThePrefix(t *testing.T) {
 	s := &Store{prefix: `a*b?[c]\`}
 	if got := s.pattern("m"); got != `a\*b\?\[c\]\\{*}:m` {
 		t.Errorf("pattern %q", got)
+	}
+}
+
+// A store on a client the caller shares leaves it open on Close: the gateway's threads,
+// stored responses and limits use one client.
+func TestSharedClientOutlivesTheStore(t *testing.T) {
+	srv := redistest.Start(t, false)
+	rdb, err := redisconn.New(redisconn.Options{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	s, err := New(Options{Client: rdb, Prefix: "shared:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(context.Background(), "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Errorf("the shared client was closed with the store: %v", err)
 	}
 }
