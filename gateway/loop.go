@@ -211,9 +211,6 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 	if err := s.finish(sk, begin, rd, stream, usage); err != nil {
 		return gone(ctx)
 	}
-	if q.done != nil {
-		q.done()
-	}
 	return nil
 }
 

@@ -57,9 +57,6 @@ type request struct {
 	refuse error
 	// prof is the profile the request runs under (set by run).
 	prof *Profile
-	// done, when set, is told the answer once it has ended well (a door that stores
-	// responses keeps it).
-	done func()
 }
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.

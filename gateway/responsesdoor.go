@@ -86,7 +86,6 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 		q.clientTools, q.hidden = true, rq.Deferred
 		q.clientSearch = clientSearch(rq)
 	}
-	q.done = d.keep
 	return q, nil
 }
 
@@ -113,8 +112,10 @@ func (d *responsesDoor) keep() {
 		d.ws.Store(sr)
 	}
 	if d.rq.Store && d.s.storesResponses() {
-		// The answer is out: a failure here is the log's (the next turn will find no
-		// response, or a 503 while the store is down).
+		// The answer is whole but not yet sent (Writer.Completed), so a client cannot
+		// continue it before it is kept; a failure here is still only the log's (the
+		// answer goes out; the next turn finds no response, or a 503 while the store is
+		// down).
 		if err := d.s.keeper().save(context.Background(), sr, d.prev); err != nil {
 			d.s.log.Warn("response not stored", "response_id", d.id, "error", err)
 		}
@@ -131,6 +132,7 @@ func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *r
 	}
 	d.out = responses.NewWriter(ev, q.env.Stream, d.id, d.rq)
 	d.out.Now = s.now
+	d.out.Completed = d.keep
 	if q.env.Stream {
 		return d.out
 	}

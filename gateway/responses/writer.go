@@ -22,6 +22,10 @@ type Writer struct {
 	// Now is the clock completed_at is read from; NewWriter sets time.Now, the gateway
 	// its own.
 	Now func() time.Time
+	// Completed, if set, is called once the response is whole (Body holds it), before
+	// its last event or body reaches the client: a store that keeps it then holds it
+	// before the client can continue it, from any gateway.
+	Completed func()
 
 	model       string
 	created     int64
@@ -401,6 +405,9 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 	}
 	resp := w.response(status)
 	w.body = resp // streamed too: a stored response is read back whole
+	if w.Completed != nil {
+		w.Completed() // before the client can see the end and send the next turn
+	}
 	if !w.stream {
 		return nil
 	}
