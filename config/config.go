@@ -38,6 +38,9 @@ type Config struct {
 	// AdminKeyEnv names the environment variable holding the key for /admin/. Empty: the
 	// admin API is off.
 	AdminKeyEnv string `yaml:"admin_key_env"`
+	// Admin sizes the operator's view behind that key: the request log and the live
+	// statistics' stream.
+	Admin Admin `yaml:"admin"`
 	// Server holds the HTTP server's limits on clients and its shutdown grace.
 	Server Server `yaml:"server"`
 	// Doors configures the Responses and Messages APIs the gateway serves beside Chat
@@ -185,6 +188,18 @@ type Server struct {
 	// under the time your supervisor waits before SIGKILL (docker stop: 10s unless
 	// --stop-timeout; Kubernetes: terminationGracePeriodSeconds, 30s). Default 25s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+}
+
+// Admin sizes what the gateway keeps and sends for the operator (/admin/requests,
+// /admin/events and the dashboard on them). Neither takes effect on reload.
+type Admin struct {
+	// RequestLog is how many of the latest requests GET /admin/requests keeps. The ring
+	// is allocated at start, so it is bounded (MaxRequestLog). Default 1000.
+	RequestLog int `yaml:"request_log"`
+	// EventInterval is how often GET /admin/events sends each open stream a snapshot
+	// (the dashboard's refresh). Shorter costs the gateway a snapshot per interval while
+	// a stream is open, nothing when none is. Between 10ms and 1m; default 1s.
+	EventInterval Duration `yaml:"event_interval"`
 }
 
 // Doors configures the Responses (/v1/responses, and its WebSocket mode) and Messages
@@ -341,6 +356,12 @@ const (
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultMaxConnections    = 4096
 	DefaultShutdownGrace     = 25 * time.Second
+
+	DefaultRequestLog    = 1000
+	MaxRequestLog        = 1_000_000
+	DefaultEventInterval = time.Second
+	MinEventInterval     = 10 * time.Millisecond
+	MaxEventInterval     = time.Minute
 
 	DefaultMaxInFlight  = 256
 	DefaultMaxQueue     = 1024

@@ -16,7 +16,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		want string // exact error text
 	}{
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
-			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, profiles, mcp_servers, state, search, strategy, filters, admin_key_env, server, doors, auth, keys, thread_salt_env)"},
+			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, profiles, mcp_servers, state, search, strategy, filters, admin_key_env, admin, server, doors, auth, keys, thread_salt_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
 			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, context_window, max_in_flight, max_queue, queue_timeout)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
@@ -75,6 +75,8 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			"g.yaml:2: backends[0].url: required: the vllm server's address, e.g. http://127.0.0.1:8000/v1 (or urls: a list, for several replicas of one engine)"},
 		{"bad search mode", "search:\n  mode: both\n", `g.yaml:2: search.mode: unknown mode "both" (server or client)`},
 		{"negative max_rounds", "search:\n  max_rounds: -1\n", "g.yaml:2: search.max_rounds: must be positive"},
+		{"unknown admin key", "admin:\n  request_logs: 10\n",
+			"g.yaml:2: admin.request_logs: unknown key (known keys here: request_log, event_interval)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +109,7 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 			MaxInFlight: 256, MaxQueue: 1024, QueueTimeout: Duration(30 * time.Second)}},
 		Search: Search{TopK: 5, TTL: Duration(time.Hour),
 			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
+		Admin: Admin{RequestLog: 1000, EventInterval: Duration(time.Second)},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
 			KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},
 	}
@@ -268,5 +271,43 @@ func TestParse_Doors(t *testing.T) {
 	_, err = Parse("g.yaml", []byte("backends: [{name: a, kind: openai, url: 'http://x/v1', models: ['*']}]\ndoors:\n  hosted_tools: run\n"))
 	if err == nil || !strings.Contains(err.Error(), `g.yaml:3: doors.hosted_tools: unknown value "run" (drop or refuse)`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// The admin block sizes the request log and paces the event stream: values in range are
+// kept as written, zero is the default, and each out-of-range value is an error naming
+// its line and key.
+func TestParse_Admin(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		want       Admin
+		err        string // exact error text; "" for none
+	}{
+		{"defaults", "admin_key_env: K\n", Admin{RequestLog: 1000, EventInterval: Duration(time.Second)}, ""},
+		{"set", "admin:\n  request_log: 50\n  event_interval: 250ms\n", Admin{RequestLog: 50, EventInterval: Duration(250 * time.Millisecond)}, ""},
+		{"bounds", "admin: {request_log: 1000000, event_interval: 10ms}\n", Admin{RequestLog: 1_000_000, EventInterval: Duration(10 * time.Millisecond)}, ""},
+		{"longest interval", "admin: {event_interval: 1m}\n", Admin{RequestLog: 1000, EventInterval: Duration(time.Minute)}, ""},
+		{"negative log", "admin:\n  request_log: -1\n", Admin{}, "g.yaml:2: admin.request_log: must be between 1 and 1000000 requests (it is held in memory)"},
+		{"log too large", "admin:\n  event_interval: 2s\n  request_log: 2000000\n", Admin{}, "g.yaml:3: admin.request_log: must be between 1 and 1000000 requests (it is held in memory)"},
+		{"interval too short", "admin:\n  event_interval: 1ms\n", Admin{}, "g.yaml:2: admin.event_interval: must be between 10ms and 1m0s"},
+		{"interval too long", "admin: {event_interval: 2m}\n", Admin{}, "g.yaml:1: admin.event_interval: must be between 10ms and 1m0s"},
+		{"interval not a duration", "admin:\n  event_interval: often\n", Admin{}, `g.yaml:2: admin.event_interval: invalid duration "often": write it like 30s, 10m or 1h`},
+		{"log not a number", "admin:\n  request_log: many\n", Admin{}, `g.yaml:2: admin.request_log: expected an integer, got "many"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("g.yaml", []byte(tt.yaml))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Admin != tt.want {
+				t.Errorf("admin %+v, want %+v", cfg.Admin, tt.want)
+			}
+		})
 	}
 }

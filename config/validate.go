@@ -37,6 +37,12 @@ func (c *Config) applyDefaults() {
 		c.Search.EagerBelow = DefaultEagerBelow
 	}
 	c.Server.applyDefaults()
+	if c.Admin.RequestLog == 0 {
+		c.Admin.RequestLog = DefaultRequestLog
+	}
+	if c.Admin.EventInterval == 0 {
+		c.Admin.EventInterval = Duration(DefaultEventInterval)
+	}
 	c.mergeProfileSearch()
 	for i := range c.Backends {
 		if c.Backends[i].Timeout == 0 {
@@ -104,6 +110,12 @@ func (c *Config) validate(file string) error {
 	}
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")
+	}
+	if n := c.Admin.RequestLog; n < 0 || n > MaxRequestLog {
+		return bad("admin.request_log", "must be between 1 and %d requests (it is held in memory)", MaxRequestLog)
+	}
+	if d := time.Duration(c.Admin.EventInterval); d < MinEventInterval || d > MaxEventInterval {
+		return bad("admin.event_interval", "must be between %v and %v", MinEventInterval, MaxEventInterval)
 	}
 	if err := c.checkFilters(file, bad, "filters", c.Filters); err != nil {
 		return err

@@ -107,9 +107,9 @@ func agentBody(model string, stream bool, turns ...string) string {
 	return string(b)
 }
 
-// runDashboardScenario sends a scripted day's traffic, a pause of spread between
-// requests, and returns how many requests it sent.
-func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine, spread time.Duration) int {
+// runDashboardScenario sends a scripted day's traffic and returns how many requests it
+// sent.
+func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine) int {
 	t.Helper()
 	sent := 0
 	send := func(key, thread, body string, want int) {
@@ -130,7 +130,6 @@ func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine, spread
 			t.Fatalf("request %d: %d %s", sent, resp.StatusCode, out.Bytes())
 		}
 		sent++
-		time.Sleep(spread)
 	}
 	alpha := []string{"Plan the release of version 2."}
 	turn := func(thread *[]string, reply, next string) {
@@ -162,20 +161,16 @@ func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine, spread
 	return sent
 }
 
-// TestDashboard_InABrowser: after a scripted conversation the page, in a real browser,
-// shows the number of requests sent and the hit rate /metrics gives, the request log,
-// the live rows, the catalog and a search over it; its screenshot is kept (and written
-// to docs/dashboard.png with MASKGATE_WRITE_SCREENSHOT=1); evicting every thread from the
-// page empties the store.
+// TestDashboard_InABrowser: after a scripted conversation with a scripted engine (every
+// cache miss reason on cue) the page, in a real browser, shows the number of requests
+// sent and the hit rate /metrics gives, the request log with each miss reason, the live
+// rows, the catalog and a search over it; its screenshot is kept as the test's artifact;
+// evicting every thread from the page empties the store. TestDashboard_RealEngine is
+// the same page over llama-server.
 func TestDashboard_InABrowser(t *testing.T) {
-	browser := chromiumPath(t)
-	node := nodetest.Node(t, browserDir)
+	chromiumPath(t) // before anything runs: without chromium the test fails at once
 	srv, reg, engineA := dashboardGateway(t)
-	spread := time.Duration(0)
-	if os.Getenv("MASKGATE_WRITE_SCREENSHOT") == "1" {
-		spread = 2 * time.Second // a chart with some history
-	}
-	sent := runDashboardScenario(t, srv.URL, engineA, spread)
+	sent := runDashboardScenario(t, srv.URL, engineA)
 	(&opsGateway{Server: srv}).waitLoggedN(t, sent) // every request recorded, in /metrics too
 	hitRate := metricSum(t, reg, "maskgate_cached_tokens_total") / metricSum(t, reg, "maskgate_prompt_tokens_total")
 	var threads struct {
@@ -190,46 +185,7 @@ func TestDashboard_InABrowser(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&threads)
 	resp.Body.Close()
 
-	shot := filepath.Join(t.TempDir(), "dashboard.png")
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
-	cmd.Dir = browserDir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NODE_NO_WARNINGS=1",
-		"BASE_URL=" + srv.URL, "ADMIN_KEY=" + testAdminKey, "CHROMIUM=" + browser, "SCREENSHOT=" + shot,
-		fmt.Sprintf("EXPECT_REQUESTS=%d", sent), "EXPECT_TOOLS=25"}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node dashboard.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.Bytes(), stderr.Bytes())
-	}
-	var got struct {
-		Failure, HitRateText, Evicted, SearchTop, CatalogVersion string
-		Errors                                                   []string
-		SignInStatus, Requests, Threads, ThreadsAfter, LogRows   int
-		ChartLines                                               int
-		HitRate                                                  float64
-		Misses                                                   []string
-		LiveRows                                                 []struct {
-			Backend, Profile, Strategy string
-			Requests                   int
-		}
-		Cookie []struct {
-			Name     string
-			HTTPOnly bool `json:"httpOnly"`
-			SameSite string
-		}
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("dashboard.mjs printed %s (%v)\nstderr: %s", stdout.Bytes(), err, stderr.Bytes())
-	}
-	t.Logf("the page: %s", stdout.Bytes())
-	if got.Failure != "" {
-		t.Fatalf("in the browser: %s", got.Failure)
-	}
-	if len(got.Errors) > 0 {
-		t.Errorf("the page logged errors: %q", got.Errors)
-	}
+	got, _ := openDashboard(t, srv.URL, sent, 25) // its screenshot stays in the artifacts
 	if got.SignInStatus != 401 || len(got.Cookie) != 1 || !got.Cookie[0].HTTPOnly || got.Cookie[0].SameSite != "Strict" {
 		t.Errorf("sign-in: status %d, cookies %+v", got.SignInStatus, got.Cookie)
 	}
@@ -263,18 +219,79 @@ func TestDashboard_InABrowser(t *testing.T) {
 	if got.SearchTop != "slack_send_message" || len(got.CatalogVersion) != 64 || got.ChartLines == 0 {
 		t.Errorf("catalog: search %q, version %q; chart lines %d", got.SearchTop, got.CatalogVersion, got.ChartLines)
 	}
+}
+
+// dashboardPage is what testdata/browser/dashboard.mjs saw on the page.
+type dashboardPage struct {
+	Failure, HitRateText, Evicted, SearchTop, CatalogVersion string
+	Errors                                                   []string
+	SignInStatus, Requests, Threads, ThreadsAfter, LogRows   int
+	ChartLines                                               int
+	HitRate                                                  float64
+	Misses                                                   []string
+	LiveRows                                                 []struct {
+		Backend, Profile, Strategy string
+		Requests                   int
+	}
+	Cookie []struct {
+		Name     string
+		HTTPOnly bool `json:"httpOnly"`
+		SameSite string
+	}
+}
+
+// openDashboard drives the dashboard of the gateway at base in headless chromium until
+// it shows sent requests and a catalog of tools, and returns what the page showed and
+// its screenshot (a PNG), kept as the test's artifact: go test -artifacts keeps it under
+// -outputdir. It fails the test when the browser, Node or the page does.
+func openDashboard(t *testing.T, base string, sent, tools int) (dashboardPage, []byte) {
+	t.Helper()
+	browser := chromiumPath(t)
+	node := nodetest.Node(t, browserDir)
+	shot := filepath.Join(t.ArtifactDir(), "dashboard.png")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
+	cmd.Dir = browserDir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NODE_NO_WARNINGS=1",
+		"BASE_URL=" + base, "ADMIN_KEY=" + testAdminKey, "CHROMIUM=" + browser, "SCREENSHOT=" + shot,
+		fmt.Sprintf("EXPECT_REQUESTS=%d", sent), fmt.Sprintf("EXPECT_TOOLS=%d", tools)}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node dashboard.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	var got dashboardPage
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("dashboard.mjs printed %s (%v)\nstderr: %s", stdout.Bytes(), err, stderr.Bytes())
+	}
+	t.Logf("the page: %s", stdout.Bytes())
+	if got.Failure != "" {
+		t.Fatalf("in the browser: %s", got.Failure)
+	}
+	if len(got.Errors) > 0 {
+		t.Errorf("the page logged errors: %q", got.Errors)
+	}
 	png, err := os.ReadFile(shot)
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Fatalf("screenshot: %v", err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
-	if os.Getenv("MASKGATE_WRITE_SCREENSHOT") == "1" {
-		if err := os.MkdirAll("../docs", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("../docs/dashboard.png", png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote docs/dashboard.png")
+	return got, png
+}
+
+// writeScreenshot writes png to docs/dashboard.png, the README's, when
+// MASKGATE_WRITE_SCREENSHOT=1.
+func writeScreenshot(t *testing.T, png []byte) {
+	t.Helper()
+	if os.Getenv("MASKGATE_WRITE_SCREENSHOT") != "1" {
+		return
 	}
+	if err := os.MkdirAll("../docs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("../docs/dashboard.png", png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote docs/dashboard.png")
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -22,13 +23,16 @@ import (
 //	  maskgate.round        one round of the loop (its upstream call and the tools
 //	                        the gateway ran after it)
 //	    chat {model}        client: the upstream call, until its answer was read
+//	    execute_tool {name} one per tool the gateway ran after that call: an MCP tool
+//	                        of the profile's, or search_tools / load_tool
 //
 // A request relayed byte for byte has no round: its upstream call is the request's
 // child. Attributes follow the OpenTelemetry GenAI semantic conventions (semconv
 // v1.41.0, the latest Go package that has them: gen_ai.operation.name,
 // gen_ai.request.model, gen_ai.response.model, gen_ai.usage.input_tokens,
-// gen_ai.usage.output_tokens, gen_ai.usage.cache_read.input_tokens) plus maskgate's own
-// below. No prompt, message or argument goes into a span.
+// gen_ai.usage.output_tokens, gen_ai.usage.cache_read.input_tokens; for a tool run
+// gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type) plus maskgate's own below. No
+// prompt, message, argument or tool result goes into a span.
 
 // TracerName is the instrumentation scope of the gateway's spans.
 const TracerName = "github.com/maskgate/maskgate/gateway"
@@ -60,6 +64,9 @@ func (s *Server) startSpan(r *http.Request, x *exchange) *http.Request {
 	ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, x.ops.span = s.tracer.Start(ctx, "chat", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(x.start),
 		trace.WithAttributes(semconv.GenAIOperationNameChat, AttrDoor.String(x.door), AttrRequestID.String(x.id)))
+	// The tool loop runs tools with the request alone (toolloop.go); this is how their
+	// spans find the round they belong to.
+	ctx = context.WithValue(ctx, watchedKey{}, &x.ops)
 	return r.WithContext(ctx)
 }
 
@@ -136,6 +143,72 @@ func (s *Server) roundEnd(x *exchange) {
 		sp.End()
 		w.round = nil
 	}
+}
+
+// watchedKey carries a traced request's *watched in its context.
+type watchedKey struct{}
+
+// toolContext is ctx, when the request is traced, with its current round span as the
+// span that tool runs are children of. The loop runs tools between a round's upstream
+// call and the next round, while that round is open.
+func (s *Server) toolContext(ctx context.Context) context.Context {
+	if s.tracer == nil {
+		return ctx
+	}
+	if w, _ := ctx.Value(watchedKey{}).(*watched); w != nil && w.round != nil {
+		return trace.ContextWithSpan(ctx, w.round)
+	}
+	return ctx
+}
+
+// Tool types (gen_ai.tool.type): the GenAI conventions call a tool the agent's side
+// runs an extension, and one that retrieves data for the model a datastore.
+const (
+	toolTypeExtension = "extension" // a profile's MCP tool the gateway runs
+	toolTypeDatastore = "datastore" // search_tools and load_tool, over the catalog
+)
+
+// toolSpan starts the span of one tool run under ctx (from toolContext), named and
+// attributed as the GenAI conventions' execute_tool; nil when tracing is off. Its
+// arguments and result stay out of it.
+func (s *Server) toolSpan(ctx context.Context, c oai.ToolCall, typ string) (context.Context, trace.Span) {
+	if s.tracer == nil {
+		return ctx, nil
+	}
+	name := c.Function.Name
+	return s.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name),
+			semconv.GenAIToolCallID(c.ID), semconv.GenAIToolType(typ)))
+}
+
+// Error types (error.type) of a failed tool run.
+const (
+	toolErrFailed    = "tool_error"    // the tool, or its server, answered with an error
+	toolErrTimeout   = "timeout"       // the request's deadline passed during the run
+	toolErrCancelled = "cancelled"     // the request was cancelled (its client left) during the run
+	toolErrCut       = "arguments_cut" // the call was cut by max_tokens: nothing ran
+)
+
+// endToolSpan ends a tool run's span; errType, when not empty, marks it failed. The
+// description is the error type's, never the tool's message: that is its result.
+func endToolSpan(ctx context.Context, sp trace.Span, errType string) {
+	if sp == nil {
+		return
+	}
+	if errType == toolErrFailed {
+		// A run cut short by the request's end reads as the tool's failure to the runner.
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			errType = toolErrTimeout
+		case ctx.Err() != nil:
+			errType = toolErrCancelled
+		}
+	}
+	if errType != "" {
+		sp.SetAttributes(semconv.ErrorTypeKey.String(errType))
+		sp.SetStatus(codes.Error, errType)
+	}
+	sp.End()
 }
 
 // endSpan ends x's request span with what the request did (rec).

@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -18,6 +21,10 @@ import (
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/gateway/tracing"
+	"github.com/maskgate/maskgate/internal/mcptest"
+	"github.com/maskgate/maskgate/toolsearch"
+	"github.com/maskgate/maskgate/toolsearch/mcp"
+	"github.com/maskgate/maskgate/toolsearch/profile"
 )
 
 // tracedGateway is an ops gateway whose spans go to an in-memory exporter and whose
@@ -79,20 +86,40 @@ func spanTree(t *testing.T, spans tracetest.SpanStubs, name string, rounds int) 
 	if len(kids) != rounds {
 		t.Fatalf("%d children of the request span (%v), want %d rounds", len(kids), names(kids), rounds)
 	}
+	tools := 0
 	for i, r := range kids {
 		if r.Name != "maskgate.round" || attrs(r)["maskgate.round"].AsInt64() != int64(i) {
 			t.Errorf("round %d: %s %v", i, r.Name, r.Attributes)
 		}
+		// A round is its upstream call, then the tools the gateway ran (toolSpans).
 		calls := childrenOf(r)
-		if len(calls) != 1 || calls[0].SpanKind != trace.SpanKindClient || calls[0].Name != name {
+		if len(calls) == 0 || calls[0].SpanKind != trace.SpanKindClient || calls[0].Name != name {
 			t.Fatalf("round %d's children: %v", i, names(calls))
 		}
+		for _, c := range calls[1:] {
+			if c.SpanKind != trace.SpanKindInternal || !strings.HasPrefix(c.Name, "execute_tool ") {
+				t.Fatalf("round %d's children: %v", i, names(calls))
+			}
+		}
+		tools += len(calls) - 1
 		clients = append(clients, calls[0])
 	}
-	if len(spans) != 1+2*rounds {
-		t.Errorf("%d spans, want %d: %v", len(spans), 1+2*rounds, names(spans))
+	if len(spans) != 1+2*rounds+tools {
+		t.Errorf("%d spans, want %d: %v", len(spans), 1+2*rounds+tools, names(spans))
 	}
 	return server, kids, clients
+}
+
+// toolSpans are the execute_tool spans under round, in the order they started.
+func toolSpans(spans tracetest.SpanStubs, round tracetest.SpanStub) []tracetest.SpanStub {
+	var out []tracetest.SpanStub
+	for _, s := range spans {
+		if s.Parent.SpanID() == round.SpanContext.SpanID() && strings.HasPrefix(s.Name, "execute_tool ") {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
+	return out
 }
 
 func names(spans []tracetest.SpanStub) []string {
@@ -272,5 +299,117 @@ func TestTrace_OffWithoutAProvider(t *testing.T) {
 	resp.Body.Close()
 	if got := e.seenTraceparents(); len(got) != 1 || got[0] != "" {
 		t.Errorf("the engine saw traceparents %q", got)
+	}
+}
+
+// mcpRunner runs every tool of one MCP server, as cmd/gateway's runner does for a server
+// with execute: gateway.
+type mcpRunner struct{ srv *mcp.Server }
+
+func (m mcpRunner) Runs(tool string) bool {
+	return slices.ContainsFunc(m.srv.Tools(), func(t toolsearch.Tool) bool { return t.Name == tool })
+}
+
+func (m mcpRunner) Run(ctx context.Context, tool string, args json.RawMessage, bearer string) (string, bool) {
+	r := m.srv.Call(ctx, tool, args, bearer)
+	return r.Text, r.IsError
+}
+
+// mcpTimeout bounds each call to the test's MCP server; its sleep tool outlasts it.
+const mcpTimeout = 3 * time.Second
+
+// TestTrace_ToolRunsHaveTheirOwnSpans: a request whose model searches, loads three MCP
+// tools and calls each (one answers, one fails, one outlasts the server's timeout) has,
+// in each round after the upstream call, one execute_tool span per tool the gateway ran,
+// meta-tools included: named and attributed as the GenAI conventions say, an error
+// status on the failure and on the timeout, and neither arguments nor results.
+func TestTrace_ToolRunsHaveTheirOwnSpans(t *testing.T) {
+	srv, err := mcp.Open(mcp.Config{Name: "mcp", URL: mcptest.HTTP(t).URL, Timeout: mcpTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// 16 tools of the profile's own and the server's 9: a catalog the gateway manages.
+	var filler []toolsearch.Tool
+	for i := range 16 {
+		filler = append(filler, toolsearch.Tool{Name: fmt.Sprintf("misc_tool_%02d", i), Description: "Does its job.", Parameters: json.RawMessage(`{"type":"object"}`)})
+	}
+	cat, err := profile.New(profile.Spec{}, []profile.Source{{Kind: "inline", Name: "inline", Tools: filler}, {Kind: "mcp", Name: "mcp", Tools: srv.Tools()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newFakeEngine(t,
+		fakeReply{call: "search_tools", args: `{"query":"echo SECRET-ARGS"}`},
+		fakeReply{call: "load_tool", args: `{"toolNames":["mcp_echo","mcp_fail","mcp_sleep"]}`},
+		fakeReply{call: "mcp_echo", args: `{"text":"SECRET-RESULT"}`},
+		fakeReply{call: "mcp_fail", args: `{}`},
+		fakeReply{call: "mcp_sleep", args: `{"ms":600000}`},
+		fakeReply{text: "all done"})
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(t.Context()) })
+	g := newOpsGateway(t, e, func(o *gateway.Options, _ *openaicompat.Options) {
+		o.TracerProvider = tp
+		o.Profiles = []*gateway.Profile{{Name: gateway.DefaultProfile, Catalog: cat, Strategy: gateway.StrategyRemove, MaxRounds: 8, Runner: mcpRunner{srv}}}
+	})
+	if code, out := g.chat(t, opsChat("m1", false, "echo something"), "t1"); code != 200 || !strings.Contains(string(out), "all done") {
+		t.Fatalf("%d %s", code, out)
+	}
+	spans := exp.GetSpans()
+	_, rounds, clients := spanTree(t, spans, "chat m1", 6)
+	want := []struct {
+		tool, typ, errType string
+	}{
+		{"search_tools", "datastore", ""}, {"load_tool", "datastore", ""},
+		{"mcp_echo", "extension", ""}, {"mcp_fail", "extension", "tool_error"}, {"mcp_sleep", "extension", "tool_error"},
+	}
+	for i, r := range rounds {
+		got := toolSpans(spans, r)
+		if i == len(want) {
+			if len(got) != 0 {
+				t.Errorf("the last round ran no tool, yet has %v", names(got))
+			}
+			break
+		}
+		w := want[i]
+		if len(got) != 1 {
+			t.Errorf("round %d: tool spans %v, want one for %s", i, names(got), w.tool)
+			continue
+		}
+		sp, a := got[0], attrs(got[0])
+		if sp.Name != "execute_tool "+w.tool || a["gen_ai.operation.name"].AsString() != "execute_tool" ||
+			a["gen_ai.tool.name"].AsString() != w.tool || a["gen_ai.tool.call.id"].AsString() != "call_"+w.tool || a["gen_ai.tool.type"].AsString() != w.typ {
+			t.Errorf("round %d: %s %v", i, sp.Name, sp.Attributes)
+		}
+		if w.errType == "" && (sp.Status.Code == codes.Error || a["error.type"].Type() != attribute.INVALID) {
+			t.Errorf("%s: status %+v, attributes %v; it did not fail", w.tool, sp.Status, sp.Attributes)
+		}
+		if w.errType != "" && (sp.Status.Code != codes.Error || a["error.type"].AsString() != w.errType) {
+			t.Errorf("%s: status %+v, error.type %v; want an error %s", w.tool, sp.Status, a["error.type"].AsInterface(), w.errType)
+		}
+		// The run comes after the round's upstream call was read, within the round.
+		if sp.StartTime.Before(clients[i].EndTime) || sp.EndTime.After(r.EndTime) {
+			t.Errorf("%s ran %v–%v; its round's call ended %v, the round %v", w.tool, sp.StartTime, sp.EndTime, clients[i].EndTime, r.EndTime)
+		}
+	}
+	// The model was told of the timeout: the sleep did outlast the server's bound.
+	e.mu.Lock()
+	last := e.prompts[len(e.prompts)-1]
+	e.mu.Unlock()
+	if !strings.Contains(last, "timed out after "+mcpTimeout.String()) {
+		t.Errorf("the last prompt does not report the timeout: …%s", last[max(0, len(last)-400):])
+	}
+	for _, s := range spans {
+		for _, kv := range s.Attributes {
+			if strings.Contains(kv.Value.Emit(), "SECRET") {
+				t.Errorf("span %s holds %s=%s", s.Name, kv.Key, kv.Value.Emit())
+			}
+		}
+		if strings.Contains(s.Status.Description, "SECRET") || strings.Contains(s.Status.Description, "on purpose") {
+			t.Errorf("span %s's status holds the tool's words: %q", s.Name, s.Status.Description)
+		}
 	}
 }

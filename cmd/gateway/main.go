@@ -213,6 +213,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Progressive:     cfg.Search.Progressive,
 		Policy:          pol,
 		AdminKey:        adminKey,
+		RequestLog:      cfg.Admin.RequestLog,
+		EventInterval:   time.Duration(cfg.Admin.EventInterval),
 		Tokens:          counter,
 		TracerProvider:  traces.Provider(),
 
@@ -394,7 +396,7 @@ func restartOnly(a, b *config.Config) []string {
 		x, y any
 	}{{"listen", a.Listen, b.Listen}, {"backends", a.Backends, b.Backends}, {"keys", a.Keys, b.Keys},
 		{"server", a.Server, b.Server}, {"doors", a.Doors, b.Doors}, {"auth", a.Auth, b.Auth},
-		{"admin_key_env", a.AdminKeyEnv, b.AdminKeyEnv}, {"max_request_bytes", a.MaxRequestBytes, b.MaxRequestBytes},
+		{"admin_key_env", a.AdminKeyEnv, b.AdminKeyEnv}, {"admin", a.Admin, b.Admin}, {"max_request_bytes", a.MaxRequestBytes, b.MaxRequestBytes},
 		{"search.ttl", a.Search.TTL, b.Search.TTL}} {
 		if !reflect.DeepEqual(f.x, f.y) {
 			out = append(out, f.key)

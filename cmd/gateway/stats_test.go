@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,5 +163,61 @@ func TestRun_TracesToTheOTLPEndpoint(t *testing.T) {
 	chatOnce(t, g2.addr)
 	if tp := seen2(); len(tp) != 1 || tp[0] != "" || strings.Contains(g2.stderr.String(), "tracing") {
 		t.Errorf("tracing off: the upstream got %q", tp)
+	}
+}
+
+// TestStats_AdminBlockSizesTheLogAndPacesTheStream: the file's admin block reaches the
+// gateway: request_log: 2 keeps the latest two of three requests, and the event stream
+// says it sends a snapshot every event_interval (50ms).
+func TestStats_AdminBlockSizesTheLogAndPacesTheStream(t *testing.T) {
+	up, _ := cannedUpstream(t)
+	g := startRunEnv(t, statsConfig+"admin:\n  request_log: 2\n  event_interval: 50ms\n", up, map[string]string{"ADMIN_KEY": statsAdminKey})
+	for i := 0; i < 3; i++ {
+		chatOnce(t, g.addr)
+	}
+	get := func(path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+g.addr+path, nil)
+		req.Header.Set("Authorization", "Bearer "+statsAdminKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	var log struct {
+		Capacity int               `json:"capacity"`
+		Data     []json.RawMessage `json:"data"`
+	}
+	// The log may lag the answers by a moment: a request is recorded after its last byte.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := json.NewDecoder(get("/admin/requests?limit=100").Body).Decode(&log); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Data) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if log.Capacity != 2 || len(log.Data) != 2 {
+		t.Errorf("the request log holds %d requests of capacity %d, want 2 of 2", len(log.Data), log.Capacity)
+	}
+	events := bufio.NewReader(get("/admin/events").Body)
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream ended before its first snapshot: %v", err)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var snap struct {
+				IntervalMS int64 `json:"interval_ms"`
+			}
+			if err := json.Unmarshal([]byte(data), &snap); err != nil || snap.IntervalMS != 50 {
+				t.Errorf("the first snapshot says interval_ms %d (%v), want 50", snap.IntervalMS, err)
+			}
+			break
+		}
 	}
 }
