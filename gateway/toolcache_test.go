@@ -64,32 +64,3 @@ func TestToolCache_Bounded(t *testing.T) {
 		t.Errorf("%d entries, want the bound %d", n, maxToolEntries)
 	}
 }
-
-func TestCountTools(t *testing.T) {
-	for _, tc := range []struct {
-		raw  string
-		want int
-	}{
-		{`[]`, 0}, {` [ ] `, 0}, {`[{}]`, 1}, {`[{"a":[1,2,{"b":"],}"}]},{}]`, 2},
-		{string(toolsArray(25, `tricky \" , ] }`)), 25}, {`{}`, -1}, {`[{`, -1}, {`null`, -1}, {``, -1},
-	} {
-		if got := countTools([]byte(tc.raw)); got != tc.want {
-			t.Errorf("countTools(%.40q) = %d, want %d", tc.raw, got, tc.want)
-		}
-	}
-}
-
-// FuzzCountTools: whatever the bytes, no panic; on a valid JSON array of objects, the
-// count is the decoder's.
-func FuzzCountTools(f *testing.F) {
-	for _, s := range []string{`[]`, `[{}]`, `[{"a":"\\"}]`, `[{"a":"]"},{"b":["{"]}]`, `[1,2]`, `["a,b"]`, `[`, `"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		got := countTools(raw)
-		var arr []json.RawMessage
-		if json.Unmarshal(raw, &arr) == nil && got != len(arr) {
-			t.Errorf("countTools(%q) = %d, the decoder finds %d", raw, got, len(arr))
-		}
-	})
-}

@@ -98,7 +98,7 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	if base == nil {
 		// The client's tools alone: a small array is not managed, and is neither
 		// parsed nor indexed.
-		if n := countTools(env.Tools); env.Tools == nil || (n >= 0 && n < prof.EagerBelow) {
+		if env.Tools == nil || env.ToolCount < prof.EagerBelow {
 			return nil, nil
 		}
 	}

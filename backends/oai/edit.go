@@ -11,6 +11,7 @@ var errNotObject = errors.New("request body is not a JSON object")
 type member struct {
 	keyStart, keyEnd int // the key with its quotes
 	valStart, valEnd int // one past the value's last byte
+	elems            int // the elements of an array value, counted by the scan
 }
 
 // Object is a JSON object with its top-level members indexed, so that reading and
@@ -35,7 +36,11 @@ func ParseObject(b []byte) (*Object, error) {
 	o := &Object{b: b, members: make([]member, 0, 16)}
 	s := scanner{b: b}
 	end, err := s.object(start, func(ks, ke, vs, ve int) {
-		o.members = append(o.members, member{ks, ke, vs, ve})
+		m := member{keyStart: ks, keyEnd: ke, valStart: vs, valEnd: ve}
+		if b[vs] == '[' {
+			m.elems = s.elems // value has just returned this array
+		}
+		o.members = append(o.members, m)
 	})
 	if err != nil {
 		return nil, err
@@ -78,6 +83,21 @@ func (o *Object) Get(key string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Len returns the number of elements of the array that is the top-level member key,
+// counted by the scan that indexed the object; ok is false when key is missing or its
+// value is not an array.
+func (o *Object) Len(key string) (n int, ok bool) {
+	for j := len(o.members) - 1; j >= 0; j-- {
+		if m := o.members[j]; o.keyIs(m, key) {
+			if o.b[m.valStart] != '[' {
+				return 0, false
+			}
+			return m.elems, true
+		}
+	}
+	return 0, false
 }
 
 // Set returns new bytes with the top-level member key set to value (raw JSON, trusted to

@@ -105,3 +105,54 @@ func FuzzEdit(f *testing.F) {
 		}
 	})
 }
+
+func TestObjectLen(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want int
+		ok   bool
+	}{
+		{`{"tools":[]}`, 0, true}, {`{"tools": [ ] }`, 0, true}, {`{"tools":[{}]}`, 1, true},
+		{`{"tools":[{"a":[1,2,{"b":"],}"}]},{}],"x":[1,2,3]}`, 2, true},
+		{`{"x":[[1,2,3]],"tools":[[],[[]],[1]]}`, 3, true},
+		{`{"tools":{}}`, 0, false}, {`{"tools":null}`, 0, false}, {`{}`, 0, false},
+		{`{"tools":[1],"tools":[1,2]}`, 2, true}, // the last, as Get reads it
+	} {
+		o, err := ParseObject([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := o.Len("tools"); n != tc.want || ok != tc.ok {
+			t.Errorf("Len(tools) of %s = %d, %v; want %d, %v", tc.body, n, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzObjectLen: for any object the scan accepts, the count of each array member is the
+// decoder's.
+func FuzzObjectLen(f *testing.F) {
+	for _, s := range []string{`{"tools":[]}`, `{"tools":[{}]}`, `{"a":[{"a":"\\"}],"b":[1,[2,3]]}`, `{"t":[{"a":"]"},{"b":["{"]}]}`, `{"t":["a,b"]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		o, err := ParseObject(raw)
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			t.Fatalf("the scan accepted %q, the decoder did not", raw)
+		}
+		for k, v := range m {
+			var arr []json.RawMessage
+			n, ok := o.Len(k)
+			if json.Unmarshal(v, &arr) == nil {
+				if !ok || n != len(arr) {
+					t.Errorf("Len(%q) of %q = %d, %v; the decoder finds %d", k, raw, n, ok, len(arr))
+				}
+			} else if ok {
+				t.Errorf("Len(%q) of %q = %d for a value that is no array", k, raw, n)
+			}
+		}
+	})
+}

@@ -15,6 +15,8 @@ type Envelope struct {
 	Messages []json.RawMessage
 	// Tools is the raw "tools" array, nil when absent or null.
 	Tools json.RawMessage
+	// ToolCount is the number of elements of Tools (0 when it is nil).
+	ToolCount int
 	// Object is the whole request, indexed, for byte-level edits.
 	Object *Object
 }
@@ -99,6 +101,7 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 			return nil, typeError("tools", "an array", raw)
 		}
 		env.Tools = raw
+		env.ToolCount, _ = obj.Len("tools")
 	}
 	return env, nil
 }

@@ -23,6 +23,9 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg
 type scanner struct {
 	b     []byte
 	depth int
+	// elems is the element count of the array that array returned last: right after
+	// value returns an array, the count of that array.
+	elems int
 }
 
 func (s *scanner) fail(i int, msg string) error { return &SyntaxError{Offset: i, Msg: msg} }
@@ -108,9 +111,10 @@ func (s *scanner) array(i int) (int, error) {
 	defer func() { s.depth-- }()
 	i = skipSpace(s.b, i+1)
 	if i < len(s.b) && s.b[i] == ']' {
+		s.elems = 0
 		return i + 1, nil
 	}
-	for {
+	for n := 1; ; n++ {
 		e, err := s.value(i)
 		if err != nil {
 			return 0, err
@@ -123,6 +127,7 @@ func (s *scanner) array(i int) (int, error) {
 		case ',':
 			i++
 		case ']':
+			s.elems = n
 			return i + 1, nil
 		default:
 			return 0, s.fail(i, "expected ',' or ']' after array element")
