@@ -93,6 +93,43 @@ type Response struct {
 	// Strategy, when set, is the tool strategy the backend applied (e.g. "mask" when it could
 	// express the constraint, "remove" when it could not); it overrides the gateway's.
 	Strategy string
+	// Timings, for a whole answer, are the engine's own account of its time, where the
+	// engine gives one. A stream gives its own through TimingsReporter.
+	Timings *Timings
+}
+
+// Timings are an engine's own account of one call (llama-server's "timings"): the
+// prompt tokens it reused and those it computed, how long computing them took, and the
+// decode steps after the first output token (which comes from the prompt's last
+// batch) with their time, after a context of Cached+Computed tokens. They are what the
+// auto strategy's cost model fits an engine's prefill and decode costs to: the engine's
+// clock leaves out the network, queueing and the gateway.
+type Timings struct {
+	Cached, Computed int
+	PrefillSeconds   float64
+	DecodeSteps      int
+	DecodeSeconds    float64
+}
+
+// TimingsReporter is a Response.Stream that has the engine's Timings once it has been
+// read to its end (nil if the engine sent none).
+type TimingsReporter interface {
+	Timings() *Timings
+}
+
+// TimingsOf returns the engine's timings of resp, whole or streamed (a stream read to
+// its end), or nil.
+func TimingsOf(resp *Response) *Timings {
+	if resp == nil {
+		return nil
+	}
+	if resp.Timings != nil {
+		return resp.Timings
+	}
+	if r, ok := resp.Stream.(TimingsReporter); ok {
+		return r.Timings()
+	}
+	return nil
 }
 
 // CacheSource says whether cached token counts were reported by the engine or estimated.

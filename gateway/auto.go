@@ -17,14 +17,15 @@ type Observation struct {
 	NewSession bool
 	Catalog    kvcache.CatalogSize
 	Turn       kvcache.Turn
-	// Prefill, when set, is the engine's prefill time as the gateway measured it: a
-	// streamed answer of one round, from arrival to its first chunk, with the usage's
-	// cached and computed prompt tokens.
-	Prefill *kvcache.PrefillSample
-	// Decode, when set, is the engine's decode time as the gateway measured it on the
-	// same kind of answer: from its first chunk to its last, for the completion tokens
-	// after the first, after the prompt.
-	Decode *kvcache.DecodeSample
+	// Prefills are the engine's prefill times: its own account of each round
+	// (backends.Timings) where it gives one, else, for a streamed answer of one round,
+	// the gateway's measure from arrival to the first chunk, with the usage's cached and
+	// computed prompt tokens.
+	Prefills []kvcache.PrefillSample
+	// Decodes are the engine's decode times, from the same sources: its own account of
+	// the steps after the first output token, or the gateway's from the first chunk to
+	// the last, after the prompt.
+	Decodes []kvcache.DecodeSample
 }
 
 // Observer is a Chooser that learns from what requests did.
@@ -66,11 +67,11 @@ func (c *CostChooser) Observe(o Observation) {
 		c.Model.ObserveSession(p, o.Backend)
 	}
 	c.Model.ObserveTurn(p, o.Backend, o.Turn)
-	if o.Prefill != nil {
-		c.Model.ObservePrefill(o.Backend, *o.Prefill)
+	for _, sm := range o.Prefills {
+		c.Model.ObservePrefill(o.Backend, sm)
 	}
-	if o.Decode != nil {
-		c.Model.ObserveDecode(o.Backend, *o.Decode)
+	for _, sm := range o.Decodes {
+		c.Model.ObserveDecode(o.Backend, sm)
 	}
 }
 
@@ -161,20 +162,37 @@ func (s *Server) observe(x *exchange) {
 	}
 	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
 		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
-	var prefill *kvcache.PrefillSample
-	var decode *kvcache.DecodeSample
 	if x.usage != nil {
 		t.Output = x.usage.CompletionTokens
-		// Time to first token is prefill (plus one step) only when one round ran; the
-		// time from there to the last chunk is the decode of the tokens after it.
-		if x.stream && x.ttft > 0 && len(p.hidden) == 0 {
-			a := accounting(x.usage, x.cache)
-			prefill = &kvcache.PrefillSample{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}
-			if n := x.usage.CompletionTokens - 1; n > 0 && x.lastFrame > x.ttft {
-				decode = &kvcache.DecodeSample{Context: x.usage.PromptTokens + 1, Tokens: n, Seconds: (x.lastFrame - x.ttft).Seconds()}
+	}
+	prefills, decodes := timingSamples(x)
+	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
+		Prefills: prefills, Decodes: decodes})
+}
+
+// timingSamples are the request's measured engine costs. The engine's own timings of
+// each round are preferred. Without them the gateway's clock serves where it times the
+// engine alone: a streamed answer of one round, whose time to the first chunk is
+// prefill (plus one step) and whose time from there to the last chunk is the decode of
+// the tokens after it.
+func timingSamples(x *exchange) (prefills []kvcache.PrefillSample, decodes []kvcache.DecodeSample) {
+	if len(x.engine) > 0 {
+		for _, t := range x.engine {
+			prefills = append(prefills, kvcache.PrefillSample{Cached: t.Cached, Computed: t.Computed, Seconds: t.PrefillSeconds})
+			if t.DecodeSteps > 0 {
+				decodes = append(decodes, kvcache.DecodeSample{Context: t.Cached + t.Computed + 1, Tokens: t.DecodeSteps, Seconds: t.DecodeSeconds})
 			}
 		}
+		return prefills, decodes
 	}
-	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
-		Prefill: prefill, Decode: decode})
+	u := x.usage
+	if u == nil || !x.stream || x.ttft <= 0 || x.plan == nil || len(x.plan.hidden) > 0 {
+		return nil, nil
+	}
+	a := accounting(u, x.cache)
+	prefills = []kvcache.PrefillSample{{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}}
+	if n := u.CompletionTokens - 1; n > 0 && x.lastFrame > x.ttft {
+		decodes = []kvcache.DecodeSample{{Context: u.PromptTokens + 1, Tokens: n, Seconds: (x.lastFrame - x.ttft).Seconds()}}
+	}
+	return prefills, decodes
 }

@@ -45,6 +45,9 @@ type exchange struct {
 	usage *oai.Usage
 	cache backends.CacheSource
 	plan  *toolPlan // nil when tools are not managed
+	// engine is the engine's own timings of each round that reported them
+	// (backends.Timings): what the auto strategy learns the engine's costs from.
+	engine []backends.Timings
 
 	maxHeld int64 // what a tool loop may hold of one streamed round (the backend's MaxResponseBytes)
 

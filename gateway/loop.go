@@ -164,6 +164,9 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			return fail(err)
 		}
 		s.roundRead(x, rd)
+		if t := backends.TimingsOf(resp); t != nil {
+			x.engine = append(x.engine, *t)
+		}
 		if rd.usage != nil {
 			addUsage(&total, rd.usage)
 			haveUsage = true

@@ -368,12 +368,11 @@ func TestAuto_StreamsReportMeasuredPrefill(t *testing.T) {
 	if resp.StatusCode != 200 || len(ob.seen) != 2 {
 		t.Fatalf("status %d, %d observations", resp.StatusCode, len(ob.seen))
 	}
-	if ob.seen[0].Prefill != nil {
-		t.Errorf("a whole answer's time is not prefill, yet it was reported: %+v", ob.seen[0].Prefill)
+	if len(ob.seen[0].Prefills) != 0 {
+		t.Errorf("a whole answer's time is not prefill, yet it was reported: %+v", ob.seen[0].Prefills)
 	}
-	p := ob.seen[1].Prefill
-	if p == nil || p.Cached != 100 || p.Computed != 20 || p.Seconds <= 0 {
-		t.Errorf("stream prefill sample %+v, want 100 cached, 20 computed, a positive time", p)
+	if p := ob.seen[1].Prefills; len(p) != 1 || p[0].Cached != 100 || p[0].Computed != 20 || p[0].Seconds <= 0 {
+		t.Errorf("stream prefill samples %+v, want one: 100 cached, 20 computed, a positive time", p)
 	}
 	if !ob.seen[0].NewSession || ob.seen[0].Catalog.Tools != 25 {
 		t.Errorf("observation %+v", ob.seen[0])
@@ -442,8 +441,57 @@ func TestAuto_StreamsReportMeasuredDecode(t *testing.T) {
 	if resp.StatusCode != 200 || len(ob.seen) != 1 {
 		t.Fatalf("status %d, %d observations", resp.StatusCode, len(ob.seen))
 	}
-	d := ob.seen[0].Decode
-	if d == nil || d.Tokens != 4 || d.Context != 121 || d.Seconds < 0.1 || d.Seconds > 5 {
-		t.Errorf("decode sample %+v, want 4 tokens after 121 in at least the 4 gaps of 30 ms", d)
+	if d := ob.seen[0].Decodes; len(d) != 1 || d[0].Tokens != 4 || d[0].Context != 121 || d[0].Seconds < 0.1 || d[0].Seconds > 5 {
+		t.Errorf("decode samples %+v, want one: 4 tokens after 121 in at least the 4 gaps of 30 ms", d)
+	}
+}
+
+// timedBackend answers each round with the scripted upstream's answer and an engine's
+// own timings, as llama-server reports them.
+type timedBackend struct {
+	backends.Backend
+	times []backends.Timings
+	n     int
+}
+
+func (b *timedBackend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	resp, err := b.Backend.ChatCompletion(ctx, req)
+	if err == nil && b.n < len(b.times) {
+		resp.Timings = &b.times[b.n]
+		b.n++
+	}
+	return resp, err
+}
+
+// Where the engine reports its own timings, every round of a request is a sample, whole
+// answers included: the engine's clock, not the gateway's.
+func TestAuto_EngineTimingsOfEveryRoundAreObserved(t *testing.T) {
+	sc := &scripted{replies: []string{callReply("c1", "search_tools", `{"query":"slack"}`), stopReply}}
+	up := httptest.NewServer(sc.handler(t))
+	defer up.Close()
+	inner, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	be := &timedBackend{Backend: inner, times: []backends.Timings{
+		{Cached: 0, Computed: 900, PrefillSeconds: 0.25, DecodeSteps: 11, DecodeSeconds: 0.066},
+		{Cached: 900, Computed: 40, PrefillSeconds: 0.012, DecodeSteps: 0, DecodeSeconds: 0},
+	}}
+	ob := &recordingObserver{fixedChooser: fixedChooser{say: gateway.StrategyRemove}}
+	srv := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+		Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ob,
+	}))
+	defer srv.Close()
+	resp, body := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"post to slack"}]}`, "e1")
+	if resp.StatusCode != 200 || len(ob.seen) != 1 {
+		t.Fatalf("status %d, %d observations: %s", resp.StatusCode, len(ob.seen), body)
+	}
+	wantP := []kvcache.PrefillSample{{Cached: 0, Computed: 900, Seconds: 0.25}, {Cached: 900, Computed: 40, Seconds: 0.012}}
+	if got := ob.seen[0].Prefills; !slices.Equal(got, wantP) {
+		t.Errorf("prefill samples %+v, want %+v", got, wantP)
+	}
+	// The round without decode steps is no decode sample; the other's context is its
+	// prompt and the first output token.
+	wantD := []kvcache.DecodeSample{{Context: 901, Tokens: 11, Seconds: 0.066}}
+	if got := ob.seen[0].Decodes; !slices.Equal(got, wantD) {
+		t.Errorf("decode samples %+v, want %+v", got, wantD)
 	}
 }

@@ -130,9 +130,10 @@ type CostModel struct {
 type stateKey struct{ profile, backend string }
 
 type engineState struct {
-	e        Engine
-	measured []PrefillSample // recent, oldest first
-	decodes  []DecodeSample  // recent, oldest first
+	e          Engine
+	configured Engine          // e as configured, before any fit
+	measured   []PrefillSample // recent, oldest first
+	decodes    []DecodeSample  // recent, oldest first
 	// fitted says which costs come from measurements rather than configuration.
 	prefillFitted, decodeFitted bool
 }
@@ -176,7 +177,7 @@ func NewCostModel(o Options) *CostModel {
 	}
 	m := &CostModel{opt: o, engines: make(map[string]*engineState), states: make(map[stateKey]*autoState)}
 	for name, e := range o.Engines {
-		m.engines[name] = &engineState{e: e.withDefaults()}
+		m.engines[name] = &engineState{e: e.withDefaults(), configured: e.withDefaults()}
 	}
 	m.opt.Engines = nil // copied above; the caller's map may change
 	return m
@@ -237,7 +238,7 @@ func (m *CostModel) ObservePrefill(backend string, s PrefillSample) {
 	if len(es.measured) < minPrefillSamples {
 		return
 	}
-	if p, err := FitPrefill(es.measured); err == nil {
+	if p, err := FitPrefillOver(es.measured, es.configured.Prefill); err == nil {
 		es.e.Prefill, es.prefillFitted = p, true
 	}
 }
@@ -260,7 +261,7 @@ func (m *CostModel) ObserveDecode(backend string, s DecodeSample) {
 	if len(es.decodes) < minPrefillSamples {
 		return
 	}
-	if d, err := FitDecode(es.decodes); err == nil {
+	if d, err := FitDecodeOver(es.decodes, es.configured.Decode); err == nil {
 		es.e.Decode, es.decodeFitted = d, true
 	}
 }
@@ -277,6 +278,15 @@ func (m *CostModel) Prefill(backend string) PrefillCost {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.engine(backend).e.Prefill
+}
+
+// Fitted reports which of backend's costs the model now fits to measurements (ObservePrefill,
+// ObserveDecode) rather than takes from its configuration.
+func (m *CostModel) Fitted(backend string) (prefill, decode bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es := m.engine(backend)
+	return es.prefillFitted, es.decodeFitted
 }
 
 // Decide returns the strategy for the profile's next request on backend. Each call is
@@ -397,7 +407,7 @@ func (m *CostModel) state(profile, backend string) *autoState {
 func (m *CostModel) engine(backend string) *engineState {
 	es, ok := m.engines[backend]
 	if !ok {
-		es = &engineState{e: Engine{}.withDefaults()}
+		es = &engineState{e: Engine{}.withDefaults(), configured: Engine{}.withDefaults()}
 		m.engines[backend] = es
 	}
 	return es

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // PrefillCost models how long an engine takes to prefill a prompt, in seconds: a fixed
@@ -119,46 +120,189 @@ var errFit = errors.New("kvcache: prefill samples do not determine a cost")
 // FitPrefill fits Fixed, PerToken and PerTokenContext to samples by least squares
 // (PerCachedToken stays zero: on a GPU it is folded into the context term). It needs at
 // least three samples of different shapes (say, two sizes from scratch and one on a
-// cached prefix) and fails when they imply a negative cost, which noisy or mislabelled
-// timings do.
+// cached prefix). Where the fit puts Fixed or PerTokenContext below zero, which noise on
+// a busy machine does when one of them is small, that term is held at zero and the
+// others refitted (fitNonNegative); so too when the context and per-token terms, which
+// short contexts hardly tell apart, trade places. It fails when no fit that holds
+// negative terms at zero comes near the timings, as when longer prompts come out cheaper.
 func FitPrefill(samples []PrefillSample) (PrefillCost, error) {
+	return FitPrefillOver(samples, PrefillCost{})
+}
+
+// FitPrefillOver is FitPrefill where a term the samples cannot tell from zero takes its
+// value in prior instead of zero: samples from short contexts alone say nothing of the
+// context term, and zero would make long contexts look free.
+func FitPrefillOver(samples []PrefillSample, prior PrefillCost) (PrefillCost, error) {
 	if len(samples) < 3 {
 		return PrefillCost{}, fmt.Errorf("%w: %d samples, need 3", errFit, len(samples))
 	}
-	// Features per sample: 1, n, n·c + n(n−1)/2. Columns are scaled to at most 1 so the
-	// normal equations stay well conditioned (the third is up to ~1e9).
-	var scale [3]float64
-	rows := make([][4]float64, len(samples))
+	// Features per sample: 1, n, n·c + n(n−1)/2.
+	rows := make([][]float64, len(samples))
+	y := make([]float64, len(samples))
 	for i, s := range samples {
 		c, n := float64(max(s.Cached, 0)), float64(max(s.Computed, 0))
-		rows[i] = [4]float64{1, n, n*c + n*(n-1)/2, s.Seconds}
-		for j := range 3 {
-			scale[j] = max(scale[j], math.Abs(rows[i][j]))
-		}
+		rows[i] = []float64{1, n, n*c + n*(n-1)/2}
+		y[i] = s.Seconds
 	}
-	for j := range 3 {
-		if scale[j] == 0 {
-			return PrefillCost{}, fmt.Errorf("%w: feature %d is zero in every sample", errFit, j)
-		}
+	x, err := fitNonNegative(rows, y, 1, []float64{prior.Fixed, prior.PerToken, prior.PerTokenContext})
+	if err != nil {
+		return PrefillCost{}, fmt.Errorf("%w: %v; vary prompt sizes and cached prefixes", errFit, err)
 	}
-	var m [3][4]float64 // [XᵀX | Xᵀy]
-	for _, r := range rows {
-		for j := range 3 {
-			for k := range 3 {
-				m[j][k] += r[j] / scale[j] * r[k] / scale[k]
-			}
-			m[j][3] += r[j] / scale[j] * r[3]
-		}
+	return PrefillCost{Fixed: x[0], PerToken: x[1], PerTokenContext: x[2]}, nil
+}
+
+// fitNonNegative fits y ≈ rows·x by least squares with every coefficient at least zero
+// and x[must] above zero. The unconstrained fit comes first. If it breaks that, it asks
+// whether the timings really say so: a term below zero by less than two standard errors
+// is noise around zero (or a term standing in for another that the samples hardly tell
+// apart), and then every subset of the features that keeps must is fitted, the terms
+// left out held at their value in hold (zero, or a configured cost the samples cannot
+// overrule), and the best one that keeps the signs taken. A term below zero by more is refused: the model does
+// not fit the timings, as when longer prompts come out faster.
+func fitNonNegative(rows [][]float64, y []float64, must int, hold []float64) ([]float64, error) {
+	k := len(rows[0])
+	all := make([]int, k)
+	for j := range all {
+		all[j] = j
 	}
-	x, ok := solve3(m)
+	full, rss, ok := leastSquares(rows, y, all)
 	if !ok {
-		return PrefillCost{}, fmt.Errorf("%w: samples are collinear; vary prompt sizes and cached prefixes", errFit)
+		return nil, errors.New("samples are collinear")
 	}
-	p := PrefillCost{Fixed: x[0] / scale[0], PerToken: x[1] / scale[1], PerTokenContext: x[2] / scale[2]}
-	if p.Fixed < 0 || p.PerToken < 0 || p.PerTokenContext < 0 {
-		return PrefillCost{}, fmt.Errorf("%w: fit %+v has a negative term", errFit, p)
+	if full[must] > 0 && !slices.ContainsFunc(full, func(v float64) bool { return v < 0 }) {
+		return full, nil
 	}
-	return p, nil
+	dof := len(y) - k
+	if dof < 1 {
+		return nil, fmt.Errorf("fit %v has a negative term, and %d samples cannot say whether it is noise", full, len(y))
+	}
+	se, ok := standardErrors(rows, rss/float64(dof))
+	if !ok {
+		return nil, errors.New("samples are collinear")
+	}
+	for j, v := range full {
+		if v < 0 && v < -2*se[j] || j == must && v <= 0 && v <= -2*se[j] {
+			return nil, fmt.Errorf("fit %v has term %d below zero by %.1f standard errors", full, j, -v/se[j])
+		}
+	}
+	var best []float64
+	bestRSS := math.Inf(1)
+	for mask := 1; mask < 1<<k-1; mask++ { // proper subsets
+		if mask&(1<<must) == 0 {
+			continue
+		}
+		var cols []int
+		for j := range k {
+			if mask&(1<<j) != 0 {
+				cols = append(cols, j)
+			}
+		}
+		// The terms left out are held at their value in hold: what the rest fits is the
+		// timings less what those terms account for.
+		rest := slices.Clone(y)
+		for i, r := range rows {
+			for j := range k {
+				if mask&(1<<j) == 0 {
+					rest[i] -= hold[j] * r[j]
+				}
+			}
+		}
+		x, r, ok := leastSquares(rows, rest, cols)
+		if !ok {
+			continue
+		}
+		for j := range k {
+			if mask&(1<<j) == 0 {
+				x[j] = hold[j]
+			}
+		}
+		if r < bestRSS && !slices.ContainsFunc(x, func(v float64) bool { return v < 0 }) && x[must] > 0 {
+			best, bestRSS = x, r
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("fit %v has a negative term, and no fit without it keeps the signs", full)
+	}
+	return best, nil
+}
+
+// standardErrors are the standard errors of the unconstrained least-squares coefficients
+// of rows, with residual variance sigma2: sqrt(sigma2 · (XᵀX)⁻¹ⱼⱼ), computed on columns
+// scaled as leastSquares scales them.
+func standardErrors(rows [][]float64, sigma2 float64) ([]float64, bool) {
+	k := len(rows[0])
+	scale := make([]float64, k)
+	for _, r := range rows {
+		for j, v := range r {
+			scale[j] = max(scale[j], math.Abs(v))
+		}
+	}
+	se := make([]float64, k)
+	for j := range k {
+		m := make([][]float64, k) // [ZᵀZ | eⱼ]: column j of the inverse
+		for a := range m {
+			m[a] = make([]float64, k+1)
+			for _, r := range rows {
+				for b := range k {
+					m[a][b] += r[a] / scale[a] * r[b] / scale[b]
+				}
+			}
+		}
+		m[j][k] = 1
+		inv, ok := solve(m)
+		if !ok {
+			return nil, false
+		}
+		se[j] = math.Sqrt(sigma2*max(inv[j], 0)) / scale[j]
+	}
+	return se, true
+}
+
+// leastSquares fits y ≈ rows·x over the columns cols (x is zero elsewhere) through the
+// normal equations, each column scaled to at most 1 so they stay well conditioned
+// (context features reach ~1e9). It returns x, the residual sum of squares, and false
+// when the columns are collinear or one is zero throughout.
+func leastSquares(rows [][]float64, y []float64, cols []int) ([]float64, float64, bool) {
+	k := len(cols)
+	scale := make([]float64, k)
+	for _, r := range rows {
+		for a, j := range cols {
+			scale[a] = max(scale[a], math.Abs(r[j]))
+		}
+	}
+	if slices.Contains(scale, 0) {
+		return nil, 0, false
+	}
+	m := make([][]float64, k) // [XᵀX | Xᵀy]
+	for a := range m {
+		m[a] = make([]float64, k+1)
+	}
+	for i, r := range rows {
+		for a, ja := range cols {
+			xa := r[ja] / scale[a]
+			for b, jb := range cols {
+				m[a][b] += xa * r[jb] / scale[b]
+			}
+			m[a][k] += xa * y[i]
+		}
+	}
+	z, ok := solve(m)
+	if !ok {
+		return nil, 0, false
+	}
+	x := make([]float64, len(rows[0]))
+	for a, j := range cols {
+		x[j] = z[a] / scale[a]
+	}
+	rss := 0.0
+	for i, r := range rows {
+		e := y[i]
+		for j, v := range r {
+			e -= x[j] * v
+		}
+		rss += e * e
+	}
+	return x, rss, true
 }
 
 // DecodeSample is one measured decode: Tokens output tokens generated after a context
@@ -170,66 +314,68 @@ type DecodeSample struct {
 
 // FitDecode fits PerToken and PerTokenContext to samples by least squares through the
 // origin (DecodeCost.Seconds has no fixed term). It needs at least three samples whose
-// contexts differ enough to tell the two terms apart, and fails when they imply a
-// negative cost.
+// contexts differ enough to tell the two terms apart. A context term a little below zero
+// is held at zero (fitNonNegative); it fails when longer contexts decode clearly faster,
+// or tokens cost nothing.
 func FitDecode(samples []DecodeSample) (DecodeCost, error) {
+	return FitDecodeOver(samples, DecodeCost{})
+}
+
+// FitDecodeOver is FitDecode where a term the samples cannot tell from zero takes its
+// value in prior instead of zero (see FitPrefillOver).
+func FitDecodeOver(samples []DecodeSample, prior DecodeCost) (DecodeCost, error) {
 	if len(samples) < 3 {
 		return DecodeCost{}, fmt.Errorf("%w: %d decode samples, need 3", errFit, len(samples))
 	}
-	// Features: n and n·c + n(n−1)/2, each scaled to at most 1.
-	var scale [2]float64
-	rows := make([][3]float64, 0, len(samples))
+	// Features: n and n·c + n(n−1)/2.
+	var rows [][]float64
+	var y []float64
 	for _, s := range samples {
 		c, n := float64(max(s.Context, 0)), float64(max(s.Tokens, 0))
 		if n == 0 {
 			continue
 		}
-		r := [3]float64{n, n*c + n*(n-1)/2, s.Seconds}
-		rows = append(rows, r)
-		scale[0], scale[1] = max(scale[0], r[0]), max(scale[1], r[1])
+		rows = append(rows, []float64{n, n*c + n*(n-1)/2})
+		y = append(y, s.Seconds)
 	}
-	if len(rows) < 3 || scale[0] == 0 || scale[1] == 0 {
+	if len(rows) < 3 {
 		return DecodeCost{}, fmt.Errorf("%w: decode samples without tokens", errFit)
 	}
-	var a, b, c, y0, y1 float64 // [a b; b c] x = [y0 y1]
-	for _, r := range rows {
-		x0, x1 := r[0]/scale[0], r[1]/scale[1]
-		a, b, c = a+x0*x0, b+x0*x1, c+x1*x1
-		y0, y1 = y0+x0*r[2], y1+x1*r[2]
+	x, err := fitNonNegative(rows, y, 0, []float64{prior.PerToken, prior.PerTokenContext})
+	if err != nil {
+		return DecodeCost{}, fmt.Errorf("%w: %v; decode samples need different context lengths", errFit, err)
 	}
-	det := a*c - b*b
-	if math.Abs(det) < 1e-12*a*c {
-		return DecodeCost{}, fmt.Errorf("%w: decode samples are collinear; they need different context lengths", errFit)
-	}
-	d := DecodeCost{PerToken: (y0*c - y1*b) / det / scale[0], PerTokenContext: (a*y1 - b*y0) / det / scale[1]}
-	if d.PerToken < 0 || d.PerTokenContext < 0 {
-		return DecodeCost{}, fmt.Errorf("%w: fit %+v has a negative term", errFit, d)
-	}
-	return d, nil
+	return DecodeCost{PerToken: x[0], PerTokenContext: x[1]}, nil
 }
 
-// solve3 solves a 3×3 system by Gaussian elimination with partial pivoting.
-func solve3(m [3][4]float64) ([3]float64, bool) {
-	for col := range 3 {
+// solve solves the k×k system m = [A | b] by Gaussian elimination with partial
+// pivoting, in place.
+func solve(m [][]float64) ([]float64, bool) {
+	k := len(m)
+	for col := range k {
 		p := col
-		for r := col + 1; r < 3; r++ {
+		for r := col + 1; r < k; r++ {
 			if math.Abs(m[r][col]) > math.Abs(m[p][col]) {
 				p = r
 			}
 		}
 		if math.Abs(m[p][col]) < 1e-12 {
-			return [3]float64{}, false
+			return nil, false
 		}
 		m[col], m[p] = m[p], m[col]
-		for r := range 3 {
+		for r := range k {
 			if r == col {
 				continue
 			}
 			f := m[r][col] / m[col][col]
-			for k := col; k < 4; k++ {
-				m[r][k] -= f * m[col][k]
+			for c := col; c <= k; c++ {
+				m[r][c] -= f * m[col][c]
 			}
 		}
 	}
-	return [3]float64{m[0][3] / m[0][0], m[1][3] / m[1][1], m[2][3] / m[2][2]}, true
+	x := make([]float64, k)
+	for i := range k {
+		x[i] = m[i][k] / m[i][i]
+	}
+	return x, true
 }

@@ -184,6 +184,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		return nil, b.badAnswer("/completion", err)
 	}
 	c := wholeCompletion(&r, p, m)
+	out.Timings = engineTimings(&r)
 	if out.Body, err = json.Marshal(c); err != nil {
 		return nil, fmt.Errorf("backend %q: encode response: %w", b.opt.Name, err)
 	}

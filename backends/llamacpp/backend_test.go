@@ -370,3 +370,40 @@ func TestNew_ValidatesOptions(t *testing.T) {
 		t.Error("with Grammar: ConstrainsTools false")
 	}
 }
+
+// The engine's own timings reach the gateway, whole and streamed: prompt_ms for the
+// prompt_n tokens computed after cache_n reused, predicted_ms for the predicted_n−1
+// steps after the first token. Without timings there are none.
+func TestTimings_WholeAndStreamed(t *testing.T) {
+	f := newFake(t, "Hel", "lo")
+	f.final = `"stop_type":"eos","tokens_predicted":9,"tokens_evaluated":120,"timings":{"cache_n":100,"prompt_n":20,"prompt_ms":31.5,"predicted_n":9,"predicted_ms":48}`
+	b := newTestBackend(t, f.URL, nil)
+	want := backends.Timings{Cached: 100, Computed: 20, PrefillSeconds: 0.0315, DecodeSteps: 8, DecodeSeconds: 0.048}
+	whole, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(`{"model":"q","messages":[{"role":"user","content":"hi"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backends.TimingsOf(whole); got == nil || *got != want {
+		t.Errorf("whole: timings %+v, want %+v", got, want)
+	}
+	streamed, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(`{"model":"q","messages":[{"role":"user","content":"hi"}],"stream":true}`), Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backends.TimingsOf(streamed); got != nil {
+		t.Errorf("timings %+v before the stream's end", got)
+	}
+	readStream(t, streamed.Stream)
+	if got := backends.TimingsOf(streamed); got == nil || *got != want {
+		t.Errorf("streamed: timings %+v, want %+v", got, want)
+	}
+
+	f.final = `"stop_type":"eos","tokens_predicted":9,"tokens_evaluated":120`
+	none, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(`{"model":"q","messages":[{"role":"user","content":"hi"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backends.TimingsOf(none); got != nil {
+		t.Errorf("timings %+v from an answer without them", got)
+	}
+}

@@ -1,6 +1,7 @@
 package llamacpp
 
 import (
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/toolcall"
 )
@@ -20,13 +21,26 @@ type completionResult struct {
 	Timings         *timings `json:"timings"`
 }
 
-// timings are the token counts of llama-server's "timings": prompt_n prompt tokens
-// evaluated by this request, cache_n prompt tokens reused from the slot's KV cache,
-// predicted_n tokens generated.
+// timings are llama-server's "timings" (server_slot_stats): prompt_n prompt tokens
+// evaluated by this request in prompt_ms, cache_n prompt tokens reused from the slot's
+// KV cache, predicted_n tokens generated, the first from the prompt's last batch and the
+// other predicted_n−1 in predicted_ms.
 type timings struct {
-	CacheN     int `json:"cache_n"`
-	PromptN    int `json:"prompt_n"`
-	PredictedN int `json:"predicted_n"`
+	CacheN      int     `json:"cache_n"`
+	PromptN     int     `json:"prompt_n"`
+	PromptMS    float64 `json:"prompt_ms"`
+	PredictedN  int     `json:"predicted_n"`
+	PredictedMS float64 `json:"predicted_ms"`
+}
+
+// engineTimings is r's timings for the gateway, or nil when llama-server sent none.
+func engineTimings(r *completionResult) *backends.Timings {
+	t := r.Timings
+	if t == nil || t.PromptMS < 0 || t.PredictedMS < 0 {
+		return nil
+	}
+	return &backends.Timings{Cached: t.CacheN, Computed: t.PromptN, PrefillSeconds: t.PromptMS / 1e3,
+		DecodeSteps: max(t.PredictedN-1, 0), DecodeSeconds: t.PredictedMS / 1e3}
 }
 
 // usage is the OpenAI usage of a finished completion. The prompt is every prompt token,

@@ -30,7 +30,13 @@ type stream struct {
 	c      *chunker
 	queue  [][]byte
 	err    error // what Next returns once the queue is empty: io.EOF after "stop": true
+	times  *backends.Timings
 }
+
+var _ backends.TimingsReporter = (*stream)(nil)
+
+// Timings are the last event's (the one with "stop": true), once the stream has ended.
+func (s *stream) Timings() *backends.Timings { return s.times }
 
 var errStreamClosed = errors.New("stream closed")
 
@@ -94,6 +100,7 @@ func (s *stream) fill() {
 	s.queue = append(s.queue, s.c.add(&r)...)
 	if r.Stop {
 		s.err = io.EOF
+		s.times = engineTimings(&r)
 	}
 }
 

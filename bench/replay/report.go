@@ -123,6 +123,20 @@ type RunResult struct {
 	TPOT          float64         `json:"tpot_s"`
 	EngineSeconds float64         `json:"engine_s_per_session"`
 	Sessions      []SessionResult `json:"sessions"`
+	// Auto is what the auto strategy's cost model had learnt by the run's end (auto
+	// runs only).
+	Auto *AutoResult `json:"auto,omitempty"`
+}
+
+// AutoResult is the cost model of an auto run at its end: the engine costs it used
+// (fitted from the engine's own timings once it had enough, else the H200 defaults),
+// and the decision it would make next, with each open strategy's estimate.
+type AutoResult struct {
+	Prefill         kvcache.PrefillCost `json:"prefill"`
+	PrefillMeasured bool                `json:"prefill_measured"`
+	Decode          kvcache.DecodeCost  `json:"decode"`
+	DecodeMeasured  bool                `json:"decode_measured"`
+	Decision        kvcache.Decision    `json:"decision"`
 }
 
 func (r *RunResult) summarize() {

@@ -126,8 +126,10 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 		Registry:  reg,
 		Tokens:    counter,
 	}
+	var model *kvcache.CostModel
 	if gateway.Strategy(strategy) == gateway.StrategyAuto {
-		opt.Chooser = &gateway.CostChooser{Model: kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"replay": t.engine()}})}
+		model = kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"replay": t.engine()}})
+		opt.Chooser = &gateway.CostChooser{Model: model}
 	}
 	srv := httptest.NewServer(gateway.New(opt))
 	defer srv.Close()
@@ -179,6 +181,9 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 	}
 	run.DisabledMetric = metric
 	run.summarize()
+	if model != nil {
+		run.Auto = autoResult(model)
+	}
 	return run, nil
 }
 
@@ -345,4 +350,11 @@ func sumMetric(r io.Reader, name string) (int, error) {
 		total += v
 	}
 	return int(total), sc.Err()
+}
+
+// autoResult reads the run's cost model at its end.
+func autoResult(m *kvcache.CostModel) *AutoResult {
+	a := &AutoResult{Prefill: m.Prefill("replay"), Decode: m.Decode("replay"), Decision: m.Decide("default", "replay")}
+	a.PrefillMeasured, a.DecodeMeasured = m.Fitted("replay")
+	return a
 }

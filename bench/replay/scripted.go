@@ -129,7 +129,9 @@ func (s *scriptedEngine) ChatCompletion(ctx context.Context, req *backends.Reque
 		TTFT: first.Sub(start).Seconds(), Decode: end.Sub(first).Seconds(),
 	})
 	out := completionBody(fmt.Sprintf("replay-%d", s.seq.Add(1)), req.Model, reply, u.PromptTokens, cached, u.CompletionTokens)
-	return &backends.Response{Body: out, Cache: resp.Cache}, nil
+	// The engine's own timings go on to the gateway, which learns the engine's costs from
+	// them (strategy auto), as it would from the engine's answer itself.
+	return &backends.Response{Body: out, Cache: resp.Cache, Timings: backends.TimingsOf(resp)}, nil
 }
 
 // drain reads the engine's answer to its end: the time of its first chunk, of its end,
