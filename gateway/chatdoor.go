@@ -12,12 +12,18 @@ import (
 
 // chatDoor is POST /v1/chat/completions: the pipeline's own language, so decoding is
 // reading the envelope, and an unmanaged answer is relayed byte for byte.
-type chatDoor struct{}
+type chatDoor struct {
+	known *knownTools // tools arrays validated before, per caller; nil: none
+}
 
 func (chatDoor) name() string { return "chat_completions" }
 
-func (chatDoor) decode(_ *http.Request, body []byte) (*request, error) {
-	env, err := oai.ParseEnvelope(body)
+func (d chatDoor) decode(r *http.Request, body []byte) (*request, error) {
+	var known oai.Known
+	if d.known != nil {
+		known = d.known.forCaller(callerOf(r.Context()))
+	}
+	env, err := oai.ParseEnvelopeKnown(body, known)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +38,7 @@ func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *
 	return writeError(w, log, err)
 }
 
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatDoor{}) }
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatDoor{known: &s.known}) }
 
 // chatSink writes the tool loop's answer as Chat Completions: chunks over SSE, or the
 // backend's last whole answer with the request's usage.

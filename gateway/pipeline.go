@@ -212,9 +212,14 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 	// ask for it gets the stream without it.
 	dropUsage := env.Stream && !env.IncludeUsage
 	if dropUsage && plan == nil { // upstreamBody asked already
-		obj, err := oai.ParseObject(body)
-		if err != nil {
-			return err
+		obj := env.Object
+		if b := obj.Bytes(); len(b) != len(body) || len(b) == 0 || &b[0] != &body[0] {
+			// The body was rewritten after the envelope was read (a model alias): index
+			// it again.
+			var err error
+			if obj, err = oai.ParseObject(body); err != nil {
+				return err
+			}
 		}
 		body = requestUsage(obj)
 	}

@@ -140,6 +140,7 @@ type Server struct {
 	stopping context.Context // done once Stop is called
 	stop     context.CancelCauseFunc
 	bodies   bodyReader
+	known    knownTools // tools arrays the envelope scan validated, per caller
 	threads  state.Threads
 	budgets  tenant.Budgets
 	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap

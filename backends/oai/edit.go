@@ -25,7 +25,9 @@ type Object struct {
 
 // ParseObject checks that b is exactly one JSON object (strictly, like json.Valid) and
 // indexes its top-level members. The Object aliases b.
-func ParseObject(b []byte) (*Object, error) {
+func ParseObject(b []byte) (*Object, error) { return parseObject(b, nil, "") }
+
+func parseObject(b []byte, known Known, knownKey string) (*Object, error) {
 	start := skipSpace(b, 0)
 	if start >= len(b) || b[start] != '{' {
 		if start >= len(b) {
@@ -34,7 +36,7 @@ func ParseObject(b []byte) (*Object, error) {
 		return nil, errNotObject
 	}
 	o := &Object{b: b, members: make([]member, 0, 16)}
-	s := scanner{b: b}
+	s := scanner{b: b, known: known, knownKey: knownKey}
 	end, err := s.object(start, func(ks, ke, vs, ve int) {
 		m := member{keyStart: ks, keyEnd: ke, valStart: vs, valEnd: ve}
 		if b[vs] == '[' {
@@ -49,6 +51,9 @@ func ParseObject(b []byte) (*Object, error) {
 		return nil, &SyntaxError{Offset: rest, Msg: "invalid character after top-level value"}
 	}
 	o.closing = end - 1
+	if v := s.scanned; known != nil && v[1] > v[0] {
+		known.Remember(b[v[0]:v[1]], v[2])
+	}
 	return o, nil
 }
 

@@ -38,11 +38,15 @@ func (e *RequestError) Error() string {
 // ParseEnvelope checks that body is a chat completion request and reads its envelope.
 // It scans the body once and decodes only the few fields it returns, so its cost stays
 // small next to the body's size; Messages, Tools and Object alias body.
-func ParseEnvelope(body []byte) (*Envelope, error) {
+func ParseEnvelope(body []byte) (*Envelope, error) { return ParseEnvelopeKnown(body, nil) }
+
+// ParseEnvelopeKnown is ParseEnvelope with known vouching for the "tools" arrays it has
+// seen validated before (nil: none): such an array is compared, not scanned.
+func ParseEnvelopeKnown(body []byte, known Known) (*Envelope, error) {
 	if len(body) == 0 {
 		return nil, &RequestError{Message: "request body is empty; send a JSON chat completion request"}
 	}
-	obj, err := ParseObject(body)
+	obj, err := parseObject(body, known, "tools")
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {

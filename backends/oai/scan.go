@@ -23,6 +23,14 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg
 type scanner struct {
 	b     []byte
 	depth int
+	// known, when set, may vouch for the value of knownKey in the top-level object: a
+	// value it remembers validated is skipped by comparing bytes, not scanned again.
+	known    Known
+	knownKey string
+	// scanned is the span and element count of knownKey's value when it was scanned in
+	// full (end 0 if not), so the caller can remember it once the whole document proves
+	// valid.
+	scanned [3]int
 	// elems is the element count of the array that array returned last: right after
 	// value returns an array, the count of that array.
 	elems int
@@ -82,8 +90,17 @@ func (s *scanner) object(i int, visit func(keyStart, keyEnd, valStart, valEnd in
 			return 0, s.fail(i, "expected ':' after object key")
 		}
 		vs := skipSpace(s.b, i+1)
-		ve, err := s.value(vs)
-		if err != nil {
+		var ve int
+		if s.known != nil && s.depth == 1 && vs < len(s.b) && s.b[vs] == '[' && s.keyIs(ks, ke, s.knownKey) {
+			if n, elems, ok := s.known.Match(s.b[vs:]); ok {
+				ve, s.elems = vs+n, elems
+			} else {
+				if ve, err = s.value(vs); err != nil {
+					return 0, err
+				}
+				s.scanned = [3]int{vs, ve, s.elems}
+			}
+		} else if ve, err = s.value(vs); err != nil {
 			return 0, err
 		}
 		if visit != nil {
@@ -246,4 +263,22 @@ func Valid(b []byte) bool {
 	s := scanner{b: b}
 	end, err := s.value(0)
 	return err == nil && skipSpace(b, end) == len(b)
+}
+
+// keyIs reports whether the key at b[ks:ke] (with its quotes, unescaped) is key.
+func (s *scanner) keyIs(ks, ke int, key string) bool {
+	return ke-ks == len(key)+2 && string(s.b[ks+1:ke-1]) == key
+}
+
+// Known remembers values that scans have validated, so that a later scan of the same
+// bytes can skip them: agents resend the same tools array, byte for byte, every turn. A
+// JSON array ends where it ends, so a remembered complete array that the bytes at a value
+// begin with is that value, whatever follows.
+type Known interface {
+	// Match returns the length and element count of a remembered value that b begins
+	// with, comparing bytes.
+	Match(b []byte) (n, elems int, ok bool)
+	// Remember is given a value a scan validated in full, in a document that was valid;
+	// v is the document's bytes, to be copied if kept.
+	Remember(v []byte, elems int)
 }
