@@ -38,7 +38,9 @@ func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *
 	return writeError(w, log, err)
 }
 
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatDoor{known: &s.known}) }
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, chatDoor{known: &s.known})
+}
 
 // chatSink writes the tool loop's answer as Chat Completions: chunks over SSE, or the
 // backend's last whole answer with the request's usage.
