@@ -64,6 +64,10 @@ type Set struct {
 	dense []uint64 // nil unless stored densely
 	ids   []int32  // sorted; used when dense is nil and all is false
 	count int
+	// entersNames: a token of the set, from outside the name region, runs
+	// into it, so the set depends on the whole name trie and is not reused
+	// by a mask derived for another allowed set (Cache.Precompile).
+	entersNames bool
 }
 
 // newSet takes ownership of ids (distinct, any order).
@@ -146,3 +150,9 @@ func (s *Set) CopyTo(dst *Bitset) {
 		dst.words[id>>6] |= 1 << (uint(id) & 63)
 	}
 }
+
+// hasBit reports bit i of a bitset held as words.
+func hasBit(b []uint64, i int32) bool { return b[i>>6]&(1<<(uint32(i)&63)) != 0 }
+
+// setBit sets bit i of a bitset held as words.
+func setBit(b []uint64, i int32) { b[i>>6] |= 1 << (uint32(i) & 63) }

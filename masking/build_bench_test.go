@@ -54,7 +54,21 @@ func benchCatalog(n int) ([]string, map[string]json.RawMessage) {
 //	        for the mask, Cache.Get of a set not cached: key, sort, Compile)
 //	hit     Cache.Get of a cached mask
 //
-// structtag-reuse is the miss with AppendStructuralTag into a reused buffer.
+// and for masks ahead of time (Cache.Precompile of the catalog):
+//
+//	precompile  Precompile itself, once per catalog version
+//	miss-aot    miss with the catalog precompiled: each mask derived
+//	grow        a loaded set of 20 (half the catalog below 40) alternating
+//	            with it grown by one tool, Max 1: every Get a miss one name
+//	            from the cached mask, as a conversation loads a tool; -aot
+//	            derived from the precompiled catalog, else compiled; +step
+//	            adds the first decoding step's token set (free text: the
+//	            whole vocabulary walked, unless reused from the cached mask)
+//
+// structtag-reuse is the miss with AppendStructuralTag into a reused buffer,
+// structtag-string-reuse with AppendStructuralTagString (vLLM's form, the
+// tag as a JSON string), as the vLLM and SGLang backends write it; both
+// copy each tool's entry, rendered once per catalog (the first call).
 //
 // bytes is the rendered size. The text renderings have no cache of their
 // own here: the caller keeps their bytes, so their hit is the caller's.
@@ -81,6 +95,12 @@ func BenchmarkBuild(b *testing.B) {
 			{"structtag-reuse", nil, nil,
 				func() (int, error) {
 					t, err := cat.AppendStructuralTag(tagBuf[:0], spec)
+					tagBuf = t
+					return len(t), err
+				}},
+			{"structtag-string-reuse", nil, nil,
+				func() (int, error) {
+					t, err := cat.AppendStructuralTagString(tagBuf[:0], spec)
 					tagBuf = t
 					return len(t), err
 				}},
@@ -136,6 +156,66 @@ func BenchmarkBuild(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("mask/tools=%d/precompile", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := new(Cache).Precompile(l.ix, spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("mask/tools=%d/miss-aot", n), func(b *testing.B) {
+			c := &Cache{Max: 1}
+			if err := c.Precompile(l.ix, spec); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				s := spec
+				if i++; i%2 == 0 {
+					s = other
+				}
+				if _, err := c.Get(l.ix, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		k := min(20, n/2)
+		loaded := Spec{Format: Hermes(), Allowed: names[:k:k]}
+		for _, v := range []struct {
+			name      string
+			aot, step bool
+		}{{"grow-aot", true, false}, {"grow-aot+step", true, true}, {"grow+step", false, true}} {
+			b.Run(fmt.Sprintf("mask/tools=%d/%s", n, v.name), func(b *testing.B) {
+				c := &Cache{Max: 1}
+				if v.aot {
+					if err := c.Precompile(l.ix, spec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				get := func(s Spec) {
+					m, err := c.Get(l.ix, s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if v.step {
+						st := m.NewState()
+						st.Allowed()
+					}
+				}
+				get(loaded)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					s := loaded
+					if i++; i%2 == 1 { // grown by the next tool not loaded
+						s.Allowed = append(s.Allowed, names[k+(i/2)%(n-k)])
+					}
+					get(s)
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("mask/tools=%d/hit", n), func(b *testing.B) {
 			b.ReportAllocs()
 			var c Cache

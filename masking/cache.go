@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -21,6 +22,11 @@ import (
 // with the kept copy name by name, which is linear, allocation-free and
 // exact, so no collision can return another set's mask. Only a spec not
 // seen in that order pays for the sort.
+//
+// A catalog's masks can be made cheap ahead of the first request with
+// Precompile: a miss whose names all belong to a precompiled catalog is
+// derived from the nearest mask of that catalog (see Precompile) instead of
+// compiled, and keyed by its set over the catalog, with no sort.
 type Cache struct {
 	// Max is the number of masks kept. If zero, 16.
 	Max int
@@ -33,7 +39,12 @@ type Cache struct {
 	items   map[cacheKey]*list.Element
 	seed    maphash.Seed
 	aliases map[uint64][]*alias // by exactHash
+	bases   []*Mask             // precompiled catalogs, newest first
 }
+
+// maxBases bounds the precompiled catalogs kept: one per catalog version a
+// backend is serving, the oldest dropped first.
+const maxBases = 4
 
 // alias is one exact spec known to map to an entry. It is immutable once
 // stored, apart from dead, which is guarded by Cache.mu.
@@ -57,7 +68,10 @@ func (a *alias) matches(ix *Index, s Spec) bool {
 }
 
 type cacheKey struct {
-	ix  *Index
+	ix *Index
+	// u is the precompiled catalog a derived mask's set is over (sum then
+	// hashes the set as a bitset of its names); nil for a compiled mask.
+	u   *universe
 	sum [sha256.Size]byte
 }
 
@@ -103,6 +117,10 @@ func (c *Cache) Get(ix *Index, spec Spec) (*Mask, error) {
 		c.mu.Unlock()
 	}
 
+	if m, ok := c.getDerived(ix, spec, h); ok {
+		return m, nil
+	}
+
 	k := cacheKey{ix: ix, sum: specKey(spec)}
 	c.mu.Lock()
 	if e, ok := c.items[k]; ok {
@@ -120,13 +138,18 @@ func (c *Cache) Get(ix *Index, spec Spec) (*Mask, error) {
 	if c.Warm {
 		m.Warm()
 	}
+	return c.insert(k, m, h, ix, spec), nil
+}
 
+// insert keeps m under k, or returns the mask another goroutine kept there
+// meanwhile, and remembers spec as a way to it.
+func (c *Cache) insert(k cacheKey, m *Mask, h uint64, ix *Index, spec Spec) *Mask {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
 		c.lru.MoveToFront(e)
 		c.addAlias(e, h, ix, spec)
-		return e.Value.(*cacheEntry).mask, nil
+		return e.Value.(*cacheEntry).mask
 	}
 	e := c.lru.PushFront(&cacheEntry{key: k, mask: m})
 	c.items[k] = e
@@ -144,7 +167,95 @@ func (c *Cache) Get(ix *Index, spec Spec) (*Mask, error) {
 			c.dropAlias(a)
 		}
 	}
-	return m, nil
+	return m
+}
+
+// Precompile compiles, ahead of its first request, the mask of a catalog:
+// spec.Allowed is every name a request of that catalog version may allow
+// (its tools and the meta-tools), in spec.Format over ix; Mode and
+// Namespace are not used. The cache keeps it as a base (the last few
+// catalogs). A later Get whose allowed names all belong to a base, in its
+// format and over ix, then derives its mask from the mask of that catalog
+// nearest to it (fewest names allowed in one and not the other: the base,
+// or a cached mask such as the previous turn's loaded set) instead of
+// compiling one: the trie and automaton are shared, and every token set
+// already computed that the difference cannot change is reused. It allows
+// exactly what Compile's mask would. Precompiling a catalog kept already
+// does nothing. With Warm set, the base's token sets are all computed too.
+func (c *Cache) Precompile(ix *Index, spec Spec) error {
+	names, err := Spec{Format: spec.Format, Allowed: spec.Allowed}.names()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.init()
+	for _, b := range c.bases {
+		if b.ix == ix && b.u.format == spec.Format && slices.Equal(b.u.names, names) {
+			c.mu.Unlock()
+			return nil
+		}
+	}
+	c.mu.Unlock()
+	u := newUniverse(names, spec.Format)
+	u.prepare()
+	m := newMask(ix, Spec{Format: spec.Format}, u)
+	if c.Warm {
+		m.Warm()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bases = slices.Insert(c.bases, 0, m)
+	if len(c.bases) > maxBases {
+		c.bases = c.bases[:maxBases]
+	}
+	return nil
+}
+
+// getDerived is Get's miss for a spec whose names all belong to a
+// precompiled catalog; ok is false for any other, left to Compile (which
+// reports a bad spec).
+func (c *Cache) getDerived(ix *Index, spec Spec, h uint64) (m *Mask, ok bool) {
+	c.mu.Lock()
+	bases := slices.Clone(c.bases)
+	c.mu.Unlock()
+	if len(bases) == 0 || spec.check() != nil {
+		return nil, false
+	}
+	for _, b := range bases {
+		if b.ix != ix || b.u.format != spec.Format {
+			continue
+		}
+		allow, count, in := b.u.allowed(spec)
+		if !in {
+			continue
+		}
+		if count == 0 {
+			return nil, false // nothing allowed: Compile's trivial mask, or its error
+		}
+		k := cacheKey{ix: ix, u: b.u, sum: setKey(spec, allow)}
+		c.mu.Lock()
+		if e, ok := c.items[k]; ok {
+			c.lru.MoveToFront(e)
+			c.addAlias(e, h, ix, spec)
+			c.mu.Unlock()
+			return e.Value.(*cacheEntry).mask, true
+		}
+		from, best := b, b.u.distance(b.allow, allow)
+		for e := c.lru.Front(); e != nil && best > 0; e = e.Next() {
+			if cm := e.Value.(*cacheEntry).mask; cm.u == b.u && cm.live {
+				if d := b.u.distance(cm.allow, allow); d < best {
+					from, best = cm, d
+				}
+			}
+		}
+		c.mu.Unlock()
+		m := derive(from, spec, allow, count)
+		if c.Warm {
+			m.Warm()
+		}
+		return c.insert(k, m, h, ix, spec), true
+	}
+	return nil, false
 }
 
 // addAlias remembers spec, exactly as given, as a way to entry e; c.mu is held.
@@ -199,10 +310,21 @@ func (c *Cache) Len() int {
 	return c.lru.Len()
 }
 
-// specKey hashes a canonical encoding of spec: the allowed names as a sorted
-// set. Callers that keep Allowed sorted skip the copy and sort.
-func specKey(s Spec) [sha256.Size]byte {
+// setKey hashes spec with its allowed set given as a bitset over a
+// precompiled catalog's names, which is canonical without a sort.
+func setKey(s Spec, allow []uint64) [sha256.Size]byte {
 	h := sha256.New()
+	writeSpecHead(h, s)
+	var n [8]byte
+	for _, w := range allow {
+		binary.LittleEndian.PutUint64(n[:], w)
+		h.Write(n[:])
+	}
+	return [sha256.Size]byte(h.Sum(nil))
+}
+
+// writeSpecHead writes what identifies spec apart from its names.
+func writeSpecHead(h hash.Hash, s Spec) {
 	var n [8]byte
 	put := func(v string) {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(v)))
@@ -217,6 +339,19 @@ func specKey(s Spec) [sha256.Size]byte {
 	h.Write(n[:])
 	if s.Mode == ModeSpecified {
 		put(s.Namespace)
+	}
+}
+
+// specKey hashes a canonical encoding of spec: the allowed names as a sorted
+// set. Callers that keep Allowed sorted skip the copy and sort.
+func specKey(s Spec) [sha256.Size]byte {
+	h := sha256.New()
+	writeSpecHead(h, s)
+	var n [8]byte
+	put := func(v string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write([]byte(v))
 	}
 	names := s.Allowed
 	if !slices.IsSorted(names) {

@@ -12,10 +12,11 @@ import (
 
 // Catalog is the per-catalog work of GBNF and StructuralTag, done once: each
 // tool's parameters compacted (or {"type":"object"}), its name escaped for
-// JSON and checked, and its arguments rendered as GBNF rules on first use. Rendering a loaded subset then only copies bytes, which
-// keeps a cache miss at 10,000 tools in the low milliseconds (see the
-// package doc). Build one per catalog version and share it; it is immutable
-// and safe for concurrent use.
+// JSON and checked, its arguments rendered as GBNF rules and its structural
+// tag entry (per format) on first use. Rendering a loaded subset then only
+// copies bytes, which keeps a cache miss at 10,000 tools in the low
+// milliseconds (see the package doc). Build one per catalog version and
+// share it; it is immutable and safe for concurrent use.
 type Catalog struct {
 	index map[string]int32
 	names []string
@@ -33,6 +34,8 @@ type Catalog struct {
 	ascii   [][2]uint64
 	// argBlocks are the tools' GBNF arguments rules, rendered on first use.
 	argBlocks []atomic.Pointer[argBlock]
+	// tags are the tools' structural tag entries, rendered on first use.
+	tags atomic.Pointer[tagPieces]
 }
 
 // NewCatalog prepares a catalog from each tool's name and parameters (raw
@@ -46,6 +49,22 @@ func NewCatalog(params map[string]json.RawMessage) *Catalog {
 	}
 	slices.Sort(names) // ids, and so errors, do not depend on map order
 	return newCatalog(names, params)
+}
+
+// NewCatalogInOrder is NewCatalog with the tools numbered in names' order
+// (a request's tools array; a repeated name keeps its first place) rather
+// than sorted: a structural tag of tools in that order, the whole catalog
+// above all, then copies them in one run. Names without params have none.
+func NewCatalogInOrder(names []string, params map[string]json.RawMessage) *Catalog {
+	seen := make(map[string]bool, len(names))
+	distinct := make([]string, 0, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			distinct = append(distinct, n)
+		}
+	}
+	return newCatalog(distinct, params)
 }
 
 // newCatalog indexes names (distinct) with their params.
@@ -156,11 +175,26 @@ func (c *Catalog) StructuralTag(spec Spec) ([]byte, error) {
 	return c.AppendStructuralTag(nil, spec)
 }
 
-// AppendStructuralTag is StructuralTag appending to dst. At 10,000 tools a
-// tag is megabytes; a backend that writes it into a request body and drops
-// it can reuse one buffer and skip allocating and faulting in fresh pages
-// on every request. On error dst is returned unchanged.
+// AppendStructuralTag is StructuralTag appending to dst. Each tool's entry
+// of the tag is rendered once per catalog (and format), on first use; a
+// tag then copies them. At 10,000 tools a tag is megabytes; a backend that
+// writes it into a request body and drops it can reuse one buffer and skip
+// allocating and faulting in fresh pages on every request. On error dst is
+// returned unchanged.
 func (c *Catalog) AppendStructuralTag(dst []byte, spec Spec) ([]byte, error) {
+	return c.appendStructuralTag(dst, spec, false)
+}
+
+// AppendStructuralTagString is AppendStructuralTag with the tag written as
+// a JSON string, quoted and escaped exactly as encoding/json encodes it with
+// SetEscapeHTML(false): the form vLLM takes in
+// structured_outputs.structural_tag. The escaped entries are kept too, so
+// a request does not escape megabytes.
+func (c *Catalog) AppendStructuralTagString(dst []byte, spec Spec) ([]byte, error) {
+	return c.appendStructuralTag(dst, spec, true)
+}
+
+func (c *Catalog) appendStructuralTag(dst []byte, spec Spec, str bool) ([]byte, error) {
 	ids, extra, err := c.allowed(spec)
 	if err != nil {
 		return dst, err
@@ -172,11 +206,17 @@ func (c *Catalog) AppendStructuralTag(dst []byte, spec Spec) ([]byte, error) {
 	if len(ids) == 0 {
 		return dst, ErrNoCallAllowed
 	}
-	out, err := c.renderTag(dst, spec, parts, ids, extra)
+	out, err := c.appendTagPieces(dst, spec, parts, ids, extra, str)
 	if err != nil {
 		return dst, err
 	}
 	return out, nil
+}
+
+// Has reports whether the catalog holds a tool named name.
+func (c *Catalog) Has(name string) bool {
+	_, ok := c.index[name]
+	return ok
 }
 
 // allowed is Spec.names over the catalog: the allowed tools as ids in spec

@@ -26,6 +26,28 @@ type Catalogs struct {
 // catalog is built every time and not kept. Concurrent misses for one id may
 // build twice; one is kept.
 func (c *Catalogs) Get(id string, read func() (map[string]json.RawMessage, error)) (*Catalog, error) {
+	return c.get(id, func() (*Catalog, error) {
+		params, err := read()
+		if err != nil {
+			return nil, err
+		}
+		return NewCatalog(params), nil
+	})
+}
+
+// GetInOrder is Get for a catalog built by NewCatalogInOrder from the names
+// and parameters read returns. One id must be read one way only.
+func (c *Catalogs) GetInOrder(id string, read func() ([]string, map[string]json.RawMessage, error)) (*Catalog, error) {
+	return c.get(id, func() (*Catalog, error) {
+		names, params, err := read()
+		if err != nil {
+			return nil, err
+		}
+		return NewCatalogInOrder(names, params), nil
+	})
+}
+
+func (c *Catalogs) get(id string, build func() (*Catalog, error)) (*Catalog, error) {
 	if id != "" {
 		c.mu.Lock()
 		cat, ok := c.entries[id]
@@ -34,11 +56,10 @@ func (c *Catalogs) Get(id string, read func() (map[string]json.RawMessage, error
 			return cat, nil
 		}
 	}
-	params, err := read()
+	cat, err := build()
 	if err != nil {
 		return nil, err
 	}
-	cat := NewCatalog(params)
 	if id == "" {
 		return cat, nil
 	}

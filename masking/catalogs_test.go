@@ -33,3 +33,16 @@ func TestCatalogs_BuildOncePerIDAndEvictOldest(t *testing.T) {
 		t.Error("a failed read must not be kept")
 	}
 }
+
+func TestCatalogs_GetInOrderKeepsTheToolsOrder(t *testing.T) {
+	var c Catalogs
+	cat, err := c.GetInOrder("x", func() ([]string, map[string]json.RawMessage, error) {
+		return []string{"b", "a", "b"}, map[string]json.RawMessage{"a": nil, "b": nil}, nil
+	})
+	if err != nil || cat.Len() != 2 || cat.names[0] != "b" || cat.names[1] != "a" {
+		t.Fatalf("catalog %v, err %v", cat.names, err)
+	}
+	if again, _ := c.GetInOrder("x", nil); again != cat {
+		t.Error("not kept")
+	}
+}

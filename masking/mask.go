@@ -25,11 +25,19 @@ import (
 // NameOpen, NameClose) a special token whose piece is the next bytes of that
 // text, so a marker such as `<｜tool▁sep｜>` or `[ARGS]` may be emitted as the
 // one special token it is in the model's vocabulary.
+//
+// The name trie is over the mask's universe: its own allowed names when
+// compiled alone, or a precompiled catalog's names (see Cache.Precompile),
+// with on marking the nodes on an allowed name's path and allow the allowed
+// names. Masks of one universe share the trie and so number their states
+// alike, which lets one reuse another's token sets.
 type Mask struct {
 	ix    *Index
 	mode  Mode
-	names [][]byte
-	nt    *trie // trie of names
+	u     *universe
+	nt    *trie    // u.nt
+	on    []uint64 // the trie's nodes on an allowed name's path; nil: all
+	allow []uint64 // the universe's names allowed; nil: all
 	trig  []byte
 	req   []byte // Lead + Trigger: the start in ModeRequired and ModeSpecified
 	open  []byte
@@ -52,24 +60,24 @@ func Compile(ix *Index, spec Spec) (*Mask, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newMask(ix, spec, newUniverse(names, spec.Format)), nil
+}
+
+// newMask is the mask of spec over ix allowing every name of u.
+func newMask(ix *Index, spec Spec, u *universe) *Mask {
 	f := spec.Format
 	m := &Mask{
 		ix:    ix,
 		mode:  spec.Mode,
+		u:     u,
+		nt:    u.nt,
 		trig:  []byte(f.Trigger),
 		req:   []byte(f.Lead + f.Trigger),
 		open:  []byte(f.NameOpen),
 		close: []byte(f.NameClose),
 		end:   []byte(f.End),
-		live:  len(names) > 0,
+		live:  len(u.names) > 0,
 	}
-	m.names = make([][]byte, len(names))
-	ids := make([]int32, len(names))
-	for i, n := range names {
-		m.names[i] = []byte(n)
-		ids[i] = int32(i)
-	}
-	m.nt = buildTrie(m.names, ids)
 	m.trigDFA = kmp(m.trig)
 	if len(m.end) > 0 {
 		m.endDFA = kmp(m.end)
@@ -82,7 +90,7 @@ func Compile(ix *Index, spec Spec) (*Mask, error) {
 	m.argsBase = m.closeBase + int32(len(m.close)) - 1
 	m.total = m.argsBase + int32(len(m.end))
 	m.memo = make([]atomic.Pointer[Set], m.total)
-	return m, nil
+	return m
 }
 
 // kmp returns the matching automaton of pat: row k is the state after k
@@ -101,12 +109,33 @@ func kmp(pat []byte) [][256]uint8 {
 
 // Names returns the names the mask allows, in no particular order.
 func (m *Mask) Names() []string {
-	out := make([]string, len(m.names))
-	for i, n := range m.names {
-		out[i] = string(n)
+	out := make([]string, 0, len(m.u.names))
+	for id, n := range m.u.names {
+		if m.allow == nil || hasBit(m.allow, int32(id)) {
+			out = append(out, n)
+		}
 	}
 	return out
 }
+
+// child is the name trie's child of node n along b, or -1, among the nodes
+// on an allowed name's path.
+func (m *Mask) child(n int32, b byte) int32 {
+	c := m.nt.child(n, b)
+	if c >= 0 && m.on != nil && !hasBit(m.on, c) {
+		return -1
+	}
+	return c
+}
+
+// leaf reports that an allowed name ends at node n. The universe's names
+// are distinct, so a node ends at most one.
+func (m *Mask) leaf(n int32) bool {
+	t := m.nt
+	return t.leafHi[n] > t.leafLo[n] && (m.allow == nil || hasBit(m.allow, t.order[t.leafLo[n]]))
+}
+
+func (m *Mask) isName(s int32) bool { return s >= m.nameBase && s < m.closeBase }
 
 // Vocab is the index the mask was compiled over.
 func (m *Mask) Vocab() *Index { return m.ix }
@@ -172,10 +201,10 @@ func (m *Mask) step(s int32, b byte) (int32, bool) {
 		return m.fixedAt(i + 1), true
 	case s < m.closeBase:
 		n := s - m.nameBase
-		if c := m.nt.child(n, b); c >= 0 {
+		if c := m.child(n, b); c >= 0 {
 			return m.nameBase + c, true
 		}
-		if b == m.close[0] && m.nt.leaf(n) {
+		if b == m.close[0] && m.leaf(n) {
 			return m.closeAt(1), true
 		}
 		return -1, false
@@ -226,7 +255,7 @@ func (m *Mask) stepSpecial(s int32, piece []byte) (int32, bool) {
 		}
 		return m.fixedAt(i + int32(len(piece))), true
 	case s < m.closeBase:
-		if !m.nt.leaf(s-m.nameBase) || !bytes.HasPrefix(m.close, piece) {
+		if !m.leaf(s-m.nameBase) || !bytes.HasPrefix(m.close, piece) {
 			return -1, false
 		}
 		return m.closeAt(int32(len(piece))), true
@@ -292,7 +321,8 @@ func (m *Mask) set(s int32) *Set {
 
 func (m *Mask) compute(s int32) *Set {
 	var ids []int32
-	m.walk(s, 0, &ids)
+	var enters bool
+	m.walk(s, 0, !m.isName(s), &ids, &enters)
 	for _, id := range m.ix.specials {
 		if _, ok := m.stepSpecial(s, m.ix.pieces[id]); ok {
 			ids = append(ids, id)
@@ -301,33 +331,40 @@ func (m *Mask) compute(s int32) *Set {
 	if m.unconstrained(s) {
 		ids = append(ids, m.ix.empties...)
 	}
-	return newSet(ids, m.ix.n)
+	set := newSet(ids, m.ix.n)
+	set.entersNames = enters
+	return set
 }
 
 // walk collects the ordinary tokens below vocabulary trie node v whose bytes
 // (from v on) the automaton accepts from s. It follows the vocabulary and the
 // automaton together, so inside a name it only visits token paths that stay
-// in the name trie.
-func (m *Mask) walk(s, v int32, ids *[]int32) {
+// in the name trie. left says the path has been outside the name region;
+// enters is set when such a path reaches a name state, so the set depends
+// on the name trie beyond the subtree of the state it is computed for.
+func (m *Mask) walk(s, v int32, left bool, ids *[]int32, enters *bool) {
 	vt := m.ix.trie
 	*ids = append(*ids, vt.order[vt.leafLo[v]:vt.leafHi[v]]...)
 	switch {
 	case m.unconstrained(s):
 		for c := vt.kidLo[v]; c < vt.kidHi[v]; c++ {
 			if s2, ok := m.step(s, vt.label[c]); ok {
-				m.walk(s2, c, ids)
+				m.descend(s2, c, left, ids, enters)
 			}
 		}
-	case s >= m.nameBase && s < m.closeBase:
+	case m.isName(s):
 		n := s - m.nameBase
 		for k := m.nt.kidLo[n]; k < m.nt.kidHi[n]; k++ {
+			if m.on != nil && !hasBit(m.on, k) {
+				continue
+			}
 			if c := vt.child(v, m.nt.label[k]); c >= 0 {
-				m.walk(m.nameBase+k, c, ids)
+				m.descend(m.nameBase+k, c, left, ids, enters)
 			}
 		}
-		if m.nt.leaf(n) {
+		if m.leaf(n) {
 			if c := vt.child(v, m.close[0]); c >= 0 {
-				m.walk(m.closeAt(1), c, ids)
+				m.descend(m.closeAt(1), c, left, ids, enters)
 			}
 		}
 	default: // one expected byte
@@ -342,10 +379,19 @@ func (m *Mask) walk(s, v int32, ids *[]int32) {
 		}
 		if c := vt.child(v, b); c >= 0 {
 			if s2, ok := m.step(s, b); ok {
-				m.walk(s2, c, ids)
+				m.descend(s2, c, left, ids, enters)
 			}
 		}
 	}
+}
+
+// descend walks on from state s2 at vocabulary node c (see walk).
+func (m *Mask) descend(s2, c int32, left bool, ids *[]int32, enters *bool) {
+	in := m.isName(s2)
+	if in && left {
+		*enters = true
+	}
+	m.walk(s2, c, left || !in, ids, enters)
 }
 
 // Warm computes the token set of every automaton state, so that no decoding
@@ -356,5 +402,6 @@ func (m *Mask) Warm() {
 	}
 }
 
-// States is the number of automaton states (the memo's size).
+// States is the number of automaton states (the memo's size); a mask
+// derived from a precompiled catalog has the catalog's.
 func (m *Mask) States() int { return int(m.total) }

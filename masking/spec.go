@@ -104,16 +104,24 @@ func (f Format) validate() error {
 	return nil
 }
 
-// names validates the spec and returns the names to allow, deduplicated.
-func (s Spec) names() ([]string, error) {
+// check validates the spec apart from its names.
+func (s Spec) check() error {
 	if err := s.Format.validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if s.Mode < ModeAuto || s.Mode > ModeSpecified {
-		return nil, fmt.Errorf("masking: unknown mode %d", int(s.Mode))
+		return fmt.Errorf("masking: unknown mode %d", int(s.Mode))
 	}
 	if s.Mode == ModeSpecified && s.Namespace == "" {
-		return nil, errors.New("masking: mode specified needs a Namespace")
+		return errors.New("masking: mode specified needs a Namespace")
+	}
+	return nil
+}
+
+// names validates the spec and returns the names to allow, deduplicated.
+func (s Spec) names() ([]string, error) {
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	seen := make(map[string]bool, len(s.Allowed))
 	out := make([]string, 0, len(s.Allowed))

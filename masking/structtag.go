@@ -77,14 +77,14 @@ func StructuralTag(spec Spec, params map[string]json.RawMessage) ([]byte, error)
 
 // renderTag appends to dst the structural tag of the tools ids, in that
 // order; see Catalog.allowed for ids past the catalog's tools, which have
-// no schema.
+// no schema. It renders every tag from the schemas: it is the reference the
+// catalog's pieces (Catalog.AppendStructuralTag) are checked against, and
+// the cheaper path for a catalog used once.
 func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32, extra []string) ([]byte, error) {
 	// The fixed parts are escaped once; each tag's begin is written from
 	// them and the name without building the string.
-	openJ := appendJSONChars(nil, parts.open)
-	midJ := appendJSONChars(nil, parts.mid)
-	endJ := appendJSONString(nil, parts.end)
-	per := len(openJ) + len(midJ) + len(endJ) + len(tagFixed)
+	ep := escapeParts(parts)
+	per := len(ep.open) + len(ep.mid) + len(ep.end) + len(tagFixed)
 	size := 160
 	for _, id := range ids {
 		if int(id) >= len(c.names) {
@@ -101,36 +101,61 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 		size += len(parts.lead) + 80
 	}
 	out := slices.Grow(dst, size)
+	out = appendTagHead(out, spec, parts)
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if int(id) >= len(c.names) {
+			out = ep.appendTag(out, appendJSONChars(nil, extra[int(id)-len(c.names)]), anyObject)
+			continue
+		}
+		out = ep.appendTag(out, c.jname[id], c.schema[id])
+	}
+	return appendTagTail(out, spec, parts), nil
+}
+
+// tagParts are a format's fixed parts of one tag, escaped for JSON: begin
+// is open NAME mid, inside one string; end is a whole string.
+type tagParts struct{ open, mid, end []byte }
+
+func escapeParts(parts callParts) tagParts {
+	return tagParts{
+		open: appendJSONChars(nil, parts.open),
+		mid:  appendJSONChars(nil, parts.mid),
+		end:  appendJSONString(nil, parts.end),
+	}
+}
+
+// appendTag appends one entry of "tags": the tag of the tool whose name,
+// escaped, is jname, with schema as its arguments.
+func (ep tagParts) appendTag(out, jname []byte, schema string) []byte {
+	out = append(out, `{"type":"tag","begin":"`...)
+	out = append(out, ep.open...)
+	out = append(out, jname...)
+	out = append(out, ep.mid...)
+	out = append(out, `","content":{"type":"json_schema","json_schema":`...)
+	out = append(out, schema...)
+	out = append(out, `},"end":`...)
+	out = append(out, ep.end...)
+	return append(out, '}')
+}
+
+// appendTagHead appends what precedes the first entry of "tags".
+func appendTagHead(out []byte, spec Spec, parts callParts) []byte {
 	out = append(out, `{"type":"structural_tag","format":`...)
-	if lead {
+	if spec.Mode != ModeAuto && parts.lead != "" {
 		out = append(out, `{"type":"sequence","elements":[{"type":"const_string","value":`...)
 		out = appendJSONString(out, parts.lead)
 		out = append(out, `},`...)
 	}
 	out = append(out, `{"type":"triggered_tags","triggers":[`...)
 	out = appendJSONString(out, spec.Format.Trigger)
-	out = append(out, `],"tags":[`...)
-	tag := func(jname []byte, schema string) {
-		out = append(out, `{"type":"tag","begin":"`...)
-		out = append(out, openJ...)
-		out = append(out, jname...)
-		out = append(out, midJ...)
-		out = append(out, `","content":{"type":"json_schema","json_schema":`...)
-		out = append(out, schema...)
-		out = append(out, `},"end":`...)
-		out = append(out, endJ...)
-		out = append(out, '}')
-	}
-	for i, id := range ids {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		if int(id) >= len(c.names) {
-			tag(appendJSONChars(nil, extra[int(id)-len(c.names)]), anyObject)
-			continue
-		}
-		tag(c.jname[id], c.schema[id])
-	}
+	return append(out, `],"tags":[`...)
+}
+
+// appendTagTail appends what follows the last entry of "tags".
+func appendTagTail(out []byte, spec Spec, parts callParts) []byte {
 	out = append(out, `],"at_least_one":`...)
 	if spec.Mode == ModeAuto {
 		out = append(out, "false"...)
@@ -140,10 +165,10 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 	if !parts.multi {
 		out = append(out, `,"stop_after_first":true`...)
 	}
-	if lead {
+	if spec.Mode != ModeAuto && parts.lead != "" {
 		out = append(out, "}]"...)
 	}
-	return append(out, "}}"...), nil
+	return append(out, "}}"...)
 }
 
 // tagFixed is the fixed text of one tag, for sizing the output.

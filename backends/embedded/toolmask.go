@@ -18,7 +18,8 @@ var _ backends.ToolConstrainer = (*Backend)(nil)
 // once (about 0.1 s and 50 MB for a 128k vocabulary, so only when a request first has
 // tools), caches compiled masks per (format, allowed set, mode), and keeps the catalogs
 // of the tools arrays it saw per ToolsID, so each tool's arguments grammar is rendered
-// once.
+// once; each such catalog is precompiled in the mask cache, so later masks of its tools
+// are derived rather than compiled.
 type toolMasks struct {
 	once     sync.Once
 	index    *masking.Index
@@ -85,8 +86,17 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 	st := m.NewState()
 	cat, err := b.masks.catalogs.Get(req.ToolsID, func() (map[string]json.RawMessage, error) {
 		params := make(map[string]json.RawMessage, len(r.chat.Tools))
+		names := make([]string, 0, len(r.chat.Tools))
 		for _, t := range r.chat.Tools {
 			params[t.Function.Name] = t.Function.Parameters
+			names = append(names, t.Function.Name)
+		}
+		if req.ToolsID != "" {
+			// A new catalog version: precompiled once, later loaded sets of it are
+			// derived rather than compiled (about 1 ms instead of 15 at 10,000 tools). In
+			// the background, since this request has its mask; a catalog that does not
+			// compile is left to Get.
+			go b.masks.cache.Precompile(ix, masking.Spec{Format: b.format.mask, Allowed: names})
 		}
 		return params, nil
 	})

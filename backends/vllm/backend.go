@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -20,7 +21,10 @@ type Backend struct {
 	format  masking.Format
 	place   Placement
 	schemas oai.SchemaCache // the whole catalog's schemas, read once per Request.ToolsID
-	salts   bool            // cache_salt is vLLM's; SGLang, built on this type, has none
+	// catalogs keeps each ToolsID's tools as a masking.Catalog, whose tag entries are
+	// rendered (and, for a string placement, escaped) once per catalog version.
+	catalogs masking.Catalogs
+	salts    bool // cache_salt is vLLM's; SGLang, built on this type, has none
 }
 
 var (
@@ -39,7 +43,17 @@ type Placement struct {
 	// Conflict, when set, reports a request the tag must not go into (it stays
 	// Unconstrained).
 	Conflict func(*oai.Object) bool
+	// String, when set, says that Tag writes one member, String.Key, as String.Prefix,
+	// the tag as a JSON string (encoding/json's bytes, without HTML escaping), then
+	// String.Suffix. A Backend then writes that value itself from the catalog of the
+	// request's tools, whose tag entries are escaped once per catalog version, instead
+	// of escaping megabytes per request; the bytes are Tag's.
+	String *StringMember
 }
+
+// StringMember is a member that holds the tag as a JSON string: Key's value is Prefix,
+// the string, Suffix.
+type StringMember struct{ Key, Prefix, Suffix string }
 
 // StructuredOutputs is vLLM's placement: structured_outputs.structural_tag, a JSON
 // string.
@@ -53,7 +67,7 @@ var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
 		return nil, err
 	}
 	return []oai.Edit{{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))}}, nil
-}}
+}, String: &StringMember{Key: "structured_outputs", Prefix: `{"structural_tag":`, Suffix: `}`}}
 
 // New returns vLLM's Backend; o is as for openaicompat (BaseURL with /v1), and o.Format
 // names the model's tool-call format, which the tag must match.
@@ -116,7 +130,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 			return nil, err
 		}
 	}
-	body, outcome, err := Place(in, req.Allowed, b.format, b.place, func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) })
+	body, outcome, err := b.constrain(in, req)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +152,57 @@ func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 	out, o, err := Place(body, allowed, masking.Hermes(), StructuredOutputs, oai.ToolSchemas)
 	return out, o == Constrained, err
 }
+
+// constrain is Place for body with req's allowed set. Tools that carry a ToolsID are
+// read once: their schemas (b.schemas) and their catalog (b.catalogs), from whose
+// pieces the tag is copied into a pooled buffer, since at 10,000 tools it is megabytes
+// that are dropped once the body is written.
+func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome, error) {
+	schemas := func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) }
+	if req.ToolsID == "" {
+		return Place(body, req.Allowed, b.format, b.place, schemas)
+	}
+	buf := tagBufs.Get().(*[]byte)
+	defer tagBufs.Put(buf)
+	ct := &catalogTag{catalog: func(tools []oai.ToolSchema) *masking.Catalog {
+		// In the tools' order, so a tag of the whole catalog is one copy.
+		cat, _ := b.catalogs.GetInOrder(req.ToolsID, func() ([]string, map[string]json.RawMessage, error) {
+			names := make([]string, len(tools))
+			params := make(map[string]json.RawMessage, len(tools))
+			for i, tl := range tools {
+				names[i] = tl.Name
+				params[tl.Name] = tl.Parameters // the last of a repeated name, as Place
+			}
+			return names, params, nil
+		})
+		return cat // read cannot fail
+	}}
+	sm := b.place.String
+	if sm != nil {
+		ct.dst, ct.str = append((*buf)[:0], sm.Prefix...), true
+	} else {
+		ct.dst = (*buf)[:0]
+	}
+	t, err := buildTag(body, req.Allowed, b.format, schemas, b.place.Conflict, ct)
+	if err != nil || t.Outcome != Constrained {
+		return body, t.Outcome, err
+	}
+	var edits []oai.Edit
+	if sm != nil {
+		*buf = append(t.Tag, sm.Suffix...)
+		edits = []oai.Edit{{Key: sm.Key, Value: *buf}}
+	} else {
+		*buf = t.Tag
+		if edits, err = b.place.Tag(t.Tag); err != nil {
+			return nil, Untouched, err
+		}
+	}
+	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
+}
+
+// tagBufs holds the buffers tags are written into: with the catalog's pieces, writing a
+// tag into a warm buffer is one memory copy, and a fresh one would fault in its pages.
+var tagBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // Place builds the tag for body (BuildTag) and puts it where p says, with tool_choice
 // "auto"; a body that gets no tag comes back unchanged.

@@ -39,10 +39,30 @@ type Tagged struct {
 // different fields, so both build it here. conflict, when set, is asked once the request
 // is known to want a tag; true leaves it Unconstrained.
 func BuildTag(body []byte, allowed []string, format masking.Format, schemas SchemaFunc, conflict func(*oai.Object) bool) (Tagged, error) {
+	return buildTag(body, allowed, format, schemas, conflict, nil)
+}
+
+// catalogTag renders a request's tag from its tools' catalog, kept across requests:
+// catalog returns it for the request's tools, and the tag is appended to dst, as a JSON
+// string when str (masking.Catalog.AppendStructuralTagString).
+type catalogTag struct {
+	catalog func(tools []oai.ToolSchema) *masking.Catalog
+	dst     []byte
+	str     bool
+}
+
+// buildTag is BuildTag; with ct the tag comes from the tools' catalog (the same bytes, or
+// their JSON string) instead of being rendered from the schemas.
+func buildTag(body []byte, allowed []string, format masking.Format, schemas SchemaFunc, conflict func(*oai.Object) bool, ct *catalogTag) (Tagged, error) {
 	obj, err := oai.ParseObject(body)
 	if err != nil {
 		return Tagged{}, &oai.RequestError{Message: err.Error()}
 	}
+	return objectTag(obj, allowed, format, schemas, conflict, ct)
+}
+
+// objectTag is buildTag once the body is parsed.
+func objectTag(obj *oai.Object, allowed []string, format masking.Format, schemas SchemaFunc, conflict func(*oai.Object) bool, ct *catalogTag) (Tagged, error) {
 	t := Tagged{Object: obj}
 	rawTools, ok := obj.Get("tools")
 	if !ok || string(rawTools) == "null" {
@@ -67,14 +87,37 @@ func BuildTag(body []byte, allowed []string, format masking.Format, schemas Sche
 		t.Outcome = Unconstrained
 		return t, nil
 	}
-	params := make(map[string]json.RawMessage, len(tools))
-	names := make([]string, 0, len(tools))
-	for _, tl := range tools {
-		params[tl.Name] = tl.Parameters
-		names = append(names, tl.Name)
+	var (
+		cat    *masking.Catalog
+		params map[string]json.RawMessage
+		names  []string
+	)
+	if ct != nil {
+		cat = ct.catalog(tools)
+	} else {
+		params = make(map[string]json.RawMessage, len(tools))
+		for _, tl := range tools {
+			params[tl.Name] = tl.Parameters
+		}
 	}
-	if allowed != nil {
-		names = masking.Narrow(allowed, names) // a tag for a tool the prompt lacks helps no one
+	switch {
+	case allowed == nil:
+		names = make([]string, 0, len(tools))
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
+	case cat != nil: // a tag for a tool the prompt lacks helps no one
+		for _, n := range allowed {
+			if cat.Has(n) {
+				names = append(names, n)
+			}
+		}
+	default:
+		for _, n := range allowed {
+			if _, ok := params[n]; ok {
+				names = append(names, n)
+			}
+		}
 	}
 	if narrow != nil {
 		if names = masking.Narrow(names, narrow); len(names) == 0 && mode != masking.ModeAuto {
@@ -85,7 +128,16 @@ func BuildTag(body []byte, allowed []string, format masking.Format, schemas Sche
 	if format.Name == "" {
 		format = masking.Hermes()
 	}
-	tag, err := masking.StructuralTag(masking.Spec{Format: format, Allowed: names, Mode: mode}, params)
+	spec := masking.Spec{Format: format, Allowed: names, Mode: mode}
+	var tag []byte
+	switch {
+	case ct == nil:
+		tag, err = masking.StructuralTag(spec, params)
+	case ct.str:
+		tag, err = cat.AppendStructuralTagString(ct.dst, spec)
+	default:
+		tag, err = cat.AppendStructuralTag(ct.dst, spec)
+	}
 	if errors.Is(err, masking.ErrNoCallAllowed) {
 		// tool_choice "none" instead would change how the template renders the tools.
 		t.Outcome = Unconstrained
