@@ -364,7 +364,7 @@ func (s *Server) streamRound(resp *backends.Response, x *exchange, sk door.Sink,
 			return nil, err
 		}
 		var c oai.Chunk
-		if err := json.Unmarshal(data, &c); err != nil {
+		if err := decodeChunk(data, &c); err != nil {
 			return nil, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_invalid_chunk",
 				Message: "backend " + x.backend + " sent a chunk that is not a chat.completion.chunk", Err: err}
 		}

@@ -90,6 +90,16 @@ func (o *Object) Get(key string) ([]byte, bool) {
 	return nil, false
 }
 
+// Each calls visit with each top-level member in order: its key's raw bytes between the
+// quotes (escapes left as they are) and its value's bytes, until visit returns false.
+func (o *Object) Each(visit func(key, value []byte) bool) {
+	for _, m := range o.members {
+		if !visit(o.b[m.keyStart+1:m.keyEnd-1], o.b[m.valStart:m.valEnd]) {
+			return
+		}
+	}
+}
+
 // Len returns the number of elements of the array that is the top-level member key,
 // counted by the scan that indexed the object; ok is false when key is missing or its
 // value is not an array.
