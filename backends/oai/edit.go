@@ -64,7 +64,12 @@ func (o *Object) Bytes() []byte { return o.b }
 // escapes or non-ASCII bytes is decoded as encoding/json would (invalid UTF-8 becomes
 // U+FFFD).
 func (o *Object) keyIs(m member, key string) bool {
-	raw := o.b[m.keyStart+1 : m.keyEnd-1]
+	return keyEquals(o.b[m.keyStart:m.keyEnd], key)
+}
+
+// keyEquals reports whether the JSON string quoted (with its quotes) decodes to key.
+func keyEquals(quoted []byte, key string) bool {
+	raw := quoted[1 : len(quoted)-1]
 	plain := true
 	for _, c := range raw {
 		if c == '\\' || c >= 0x80 {
@@ -76,7 +81,7 @@ func (o *Object) keyIs(m member, key string) bool {
 		return string(raw) == key
 	}
 	var k string
-	return json.Unmarshal(o.b[m.keyStart:m.keyEnd], &k) == nil && k == key
+	return json.Unmarshal(quoted, &k) == nil && k == key
 }
 
 // Get returns the raw value of the top-level member key. A key that occurs more than
@@ -155,6 +160,26 @@ func Get(body []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	return o.Get(key)
+}
+
+// Member returns the value of the top-level member key of the JSON object b (the last,
+// if the key repeats) without indexing the object, so without allocating; isObject is
+// false when b is not exactly one valid JSON object.
+func Member(b []byte, key string) (val []byte, found, isObject bool) {
+	start := skipSpace(b, 0)
+	if start >= len(b) || b[start] != '{' {
+		return nil, false, false
+	}
+	s := scanner{b: b}
+	end, err := s.object(start, func(ks, ke, vs, ve int) {
+		if s.keyIs(ks, ke, key) {
+			val, found = b[vs:ve], true
+		}
+	})
+	if err != nil || skipSpace(b, end) != len(b) {
+		return nil, false, false
+	}
+	return val, found, true
 }
 
 // Set is Object.Set on body.

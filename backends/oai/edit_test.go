@@ -1,6 +1,7 @@
 package oai
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
@@ -153,6 +154,28 @@ func FuzzObjectLen(f *testing.F) {
 			} else if ok {
 				t.Errorf("Len(%q) of %q = %d for a value that is no array", k, raw, n)
 			}
+		}
+	})
+}
+
+// FuzzMember: Member finds what ParseObject and Get find, and refuses what ParseObject
+// refuses.
+func FuzzMember(f *testing.F) {
+	for _, s := range []string{`{"role":"user"}`, `{"role":1,"role":"x"}`, `{"a":{"role":2}}`, `[]`, `{"role":"u"} x`, `{"r\u006fle":"u"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		val, found, isObject := Member(b, "role")
+		o, err := ParseObject(b)
+		if isObject != (err == nil) {
+			t.Fatalf("%q: Member says object %v, ParseObject err %v", b, isObject, err)
+		}
+		if err != nil {
+			return
+		}
+		want, ok := o.Get("role")
+		if found != ok || !bytes.Equal(val, want) {
+			t.Fatalf("%q: Member %q %v, Get %q %v", b, val, found, want, ok)
 		}
 	})
 }

@@ -111,17 +111,32 @@ func ParseEnvelopeKnown(body []byte, known Known) (*Envelope, error) {
 }
 
 func checkMessage(i int, m []byte) error {
-	param := fmt.Sprintf("messages[%d]", i)
-	o, err := ParseObject(m)
-	if err != nil {
-		return &RequestError{Message: fmt.Sprintf("message %d must be an object with a role", i), Param: param}
+	role, found, isObject := Member(m, "role")
+	if !isObject {
+		return &RequestError{Message: fmt.Sprintf("message %d must be an object with a role", i), Param: fmt.Sprintf("messages[%d]", i)}
 	}
-	role, ok := o.Get("role")
+	if found && plainNonEmpty(role) {
+		return nil
+	}
 	var s string
-	if !ok || json.Unmarshal(role, &s) != nil || s == "" {
-		return &RequestError{Message: fmt.Sprintf("message %d needs a role (a non-empty string)", i), Param: param + ".role"}
+	if !found || json.Unmarshal(role, &s) != nil || s == "" {
+		return &RequestError{Message: fmt.Sprintf("message %d needs a role (a non-empty string)", i), Param: fmt.Sprintf("messages[%d].role", i)}
 	}
 	return nil
+}
+
+// plainNonEmpty reports whether v is a JSON string of at least one byte with no escapes:
+// a non-empty string without decoding it.
+func plainNonEmpty(v []byte) bool {
+	if len(v) < 3 || v[0] != '"' {
+		return false
+	}
+	for _, b := range v[1 : len(v)-1] {
+		if b == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func typeError(param, want string, got []byte) *RequestError {

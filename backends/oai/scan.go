@@ -265,10 +265,8 @@ func Valid(b []byte) bool {
 	return err == nil && skipSpace(b, end) == len(b)
 }
 
-// keyIs reports whether the key at b[ks:ke] (with its quotes, unescaped) is key.
-func (s *scanner) keyIs(ks, ke int, key string) bool {
-	return ke-ks == len(key)+2 && string(s.b[ks+1:ke-1]) == key
-}
+// keyIs reports whether the key at b[ks:ke] (with its quotes) decodes to key.
+func (s *scanner) keyIs(ks, ke int, key string) bool { return keyEquals(s.b[ks:ke], key) }
 
 // Known remembers values that scans have validated, so that a later scan of the same
 // bytes can skip them: agents resend the same tools array, byte for byte, every turn. A
