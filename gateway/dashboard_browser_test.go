@@ -48,17 +48,10 @@ const (
 	keyTeamB = "sk-team-b-0123456789abcdef"
 )
 
-// dashboardGateway is a gateway with two engines and two keys: team-a's profile manages
-// the 25-tool catalog on vllm-a (m1), team-b's has no tools and is relayed to llama-b
-// (m3).
-func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fakeEngine) {
+// dashboardKeys are the dashboard tests' token counter and keys: team-a's on the default
+// profile, team-b's on "plain".
+func dashboardKeys(t *testing.T) (*tokens.Counter, *tenant.Keyring) {
 	t.Helper()
-	a := newFakeEngine(t,
-		fakeReply{text: "Here is the plan for the release, step by step."},
-		fakeReply{call: "search_tools", args: `{"query":"post a message to slack"}`},
-		fakeReply{call: "load_tool", args: `{"toolName":"slack_send_message"}`},
-		fakeReply{text: "Posted to the team channel."})
-	b := newFakeEngine(t)
 	counter, err := tokens.New(tokens.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +63,21 @@ func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fa
 	if err != nil {
 		t.Fatal(err)
 	}
+	return counter, ring
+}
+
+// dashboardGateway is a gateway with two engines and two keys: team-a's profile manages
+// the 25-tool catalog on vllm-a (m1), team-b's has no tools and is relayed to llama-b
+// (m3).
+func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fakeEngine) {
+	t.Helper()
+	a := newFakeEngine(t,
+		fakeReply{text: "Here is the plan for the release, step by step."},
+		fakeReply{call: "search_tools", args: `{"query":"post a message to slack"}`},
+		fakeReply{call: "load_tool", args: `{"toolName":"slack_send_message"}`},
+		fakeReply{text: "Posted to the team channel."})
+	b := newFakeEngine(t)
+	counter, ring := dashboardKeys(t)
 	beA, _ := openaicompat.New(openaicompat.Options{Name: "vllm-a", BaseURL: a.URL + "/v1", ReportsCache: true})
 	beB, _ := openaicompat.New(openaicompat.Options{Name: "llama-b", BaseURL: b.URL + "/v1", ReportsCache: true})
 	reg := prometheus.NewRegistry()

@@ -17,9 +17,7 @@ import (
 	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
-	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch/state"
-	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
 // The dashboard over a real engine: llama-server (built from source by enginetest)
@@ -94,17 +92,7 @@ func TestDashboard_RealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := tokens.New(tokens.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := tenant.NewKeyring([]tenant.Key{
-		{Name: "team-a", Hash: tenant.HashOf(keyTeamA)},
-		{Name: "team-b", Hash: tenant.HashOf(keyTeamB), Profile: "plain"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter, ring := dashboardKeys(t)
 	srv := httptest.NewServer(gateway.New(gateway.Options{
 		Upstreams: []gateway.Upstream{{Name: "llama", Kind: "llamacpp", Models: []string{ls.Model}, Backend: be}},
 		AdminKey:  testAdminKey, Keys: ring, Tokens: counter,
