@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/maskgate/maskgate/backends/oai"
@@ -51,28 +53,26 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 // upstream's credentials (Authorize) are set after them, so a client cannot replace them.
 func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, accept string, header http.Header) (*http.Response, context.CancelCauseFunc, error) {
 	ctx, cancel := context.WithCancelCause(parent)
-	method, rd := http.MethodGet, io.Reader(nil)
-	if body != nil {
-		method, rd = http.MethodPost, bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, rd)
-	if err != nil {
-		cancel(nil)
-		return nil, nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
-	}
-	for k, vs := range header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", accept)
-	if u.Authorize != nil {
-		u.Authorize(req)
-	}
 	watch := StartWatch(cancel, u.Timeout, u.IdleTimeout)
-	resp, err := u.Client.Do(req)
-	if err != nil {
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		req, err := u.newRequest(ctx, path, body, accept, header)
+		if err != nil {
+			watch.Stop()
+			cancel(nil)
+			return nil, nil, err
+		}
+		var reused bool
+		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
+		}))
+		resp, err = u.Client.Do(req)
+		if err == nil {
+			break
+		}
+		if attempt == 0 && reused && ctx.Err() == nil && staleConn(err) {
+			continue
+		}
 		watch.Stop()
 		cause := context.Cause(ctx)
 		cancel(nil)
@@ -85,6 +85,48 @@ func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, ac
 		return nil, nil, ResponseError(u.Name, path, resp)
 	}
 	return resp, cancel, nil
+}
+
+// newRequest builds one attempt of an exchange: a fresh body reader each time, the
+// client's headers, then the upstream's credentials.
+func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, accept string, header http.Header) (*http.Request, error) {
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		method, rd = http.MethodPost, bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
+	}
+	for k, vs := range header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if u.Authorize != nil {
+		u.Authorize(req)
+	}
+	return req, nil
+}
+
+// staleConn says whether err is what a kept-alive connection the upstream had already
+// closed gives: the connection ends (EOF, reset, broken pipe) before any answer. A
+// server closes an idle connection on its own schedule (llama-server's cpp-httplib after
+// 5 s, "Keep-Alive: timeout=5"), and a request sent on it in that instant never reached
+// the server's handler. net/http retries such a request itself only when its method is
+// idempotent; a POST to an engine is safe to send again once, on a new connection,
+// because nothing was answered. A connection that was new is never retried: its failure
+// is the upstream's.
+func staleConn(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // TransportError classifies a request that got no answer: the client went away (parent,

@@ -1,0 +1,143 @@
+package backends_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/maskgate/maskgate/backends"
+)
+
+// keepAliveServer answers HTTP/1.1 on raw connections: each connection answers its first
+// `answer` requests with keep-alive and then, on the next one, reads the request whole and
+// closes without a byte of answer, as a server does whose idle timeout fired the instant
+// the request arrived. It counts the requests it read and the connections it accepted.
+type keepAliveServer struct {
+	ln     net.Listener
+	answer int
+	mu     sync.Mutex
+	reads  int
+	conns  int
+}
+
+func startKeepAlive(t *testing.T, answer int) *keepAliveServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &keepAliveServer{ln: ln, answer: answer}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *keepAliveServer) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		s.mu.Lock()
+		s.reads++
+		answer := s.answer
+		s.mu.Unlock()
+		if n >= answer {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	}
+}
+
+func (s *keepAliveServer) counts() (reads, conns int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads, s.conns
+}
+
+func (s *keepAliveServer) upstream() *backends.Upstream {
+	return &backends.Upstream{Name: "up", Base: "http://" + s.ln.Addr().String(),
+		Client: &http.Client{Transport: &http.Transport{}}}
+}
+
+func post(u *backends.Upstream) error {
+	resp, cancel, err := u.Open(context.Background(), "/completion", []byte(`{"prompt":"x"}`), "application/json")
+	if err != nil {
+		return err
+	}
+	defer cancel(nil)
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	return err
+}
+
+// A POST sent on a kept-alive connection the server closes without answering is sent
+// once more on a new connection, and the caller sees the answer; net/http alone returns
+// the error for a POST, which the gateway reported as an unreachable backend.
+func TestUpstream_StaleKeptAliveConnectionIsRetriedOnce(t *testing.T) {
+	s := startKeepAlive(t, 1)
+	u := s.upstream()
+	for i := range 3 {
+		if err := post(u); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	// Connection 1 answers request 1 and drops request 2; connection 2 answers the
+	// retry and drops request 3; connection 3 answers its retry.
+	if reads, conns := s.counts(); reads != 5 || conns != 3 {
+		t.Errorf("server read %d requests on %d connections, want 5 on 3", reads, conns)
+	}
+}
+
+// A connection that was new when the request went out is not retried: its failure is the
+// upstream's, reported as unreachable, and the server saw the request once.
+func TestUpstream_NewConnectionFailureIsNotRetried(t *testing.T) {
+	s := startKeepAlive(t, 0)
+	err := post(s.upstream())
+	var be *backends.Error
+	if !errors.As(err, &be) || be.Code != backends.CodeUnreachable {
+		t.Fatalf("err %v, want %s", err, backends.CodeUnreachable)
+	}
+	if reads, conns := s.counts(); reads != 1 || conns != 1 {
+		t.Errorf("server read %d requests on %d connections, want 1 on 1", reads, conns)
+	}
+}
+
+// Only one retry: a server that drops every reused connection's request and then every
+// new one's too gets the request twice, and the caller an error.
+func TestUpstream_RetryIsOnlyOnce(t *testing.T) {
+	s := startKeepAlive(t, 1)
+	u := s.upstream()
+	if err := post(u); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.answer = 0 // from now on no connection answers
+	s.mu.Unlock()
+	var be *backends.Error
+	if err := post(u); !errors.As(err, &be) || be.Code != backends.CodeUnreachable {
+		t.Fatalf("err %v, want %s", err, backends.CodeUnreachable)
+	}
+	if reads, _ := s.counts(); reads != 3 {
+		t.Errorf("server read %d requests, want 3 (one, then the dropped one and its one retry)", reads)
+	}
+}
