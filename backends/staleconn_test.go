@@ -2,11 +2,13 @@ package backends_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -139,5 +141,35 @@ func TestUpstream_RetryIsOnlyOnce(t *testing.T) {
 	}
 	if reads, _ := s.counts(); reads != 3 {
 		t.Errorf("server read %d requests, want 3 (one, then the dropped one and its one retry)", reads)
+	}
+}
+
+// lateTransport answers at once and keeps the request's body to read later, as a
+// transport may: net/http's can still be writing a body whose answer came first.
+type lateTransport struct{ body io.ReadCloser }
+
+func (t *lateTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.body = r.Body
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+}
+
+// Once an exchange has ended (cancel), its request body's bytes are the caller's again —
+// the gateway recycles them for the next request — and a transport that reads the body
+// late gets an error, never those bytes.
+func TestUpstream_BodyIsNotReadAfterTheExchangeEnds(t *testing.T) {
+	lt := &lateTransport{}
+	u := &backends.Upstream{Name: "up", Base: "http://upstream.test", Client: &http.Client{Transport: lt}}
+	body := []byte(`{"model":"m","messages":[]}`)
+	resp, cancel, err := u.Open(context.Background(), "/v1/chat/completions", body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cancel(nil)
+	copy(body, bytes.Repeat([]byte("X"), len(body))) // the buffer holds another request now
+	got, err := io.ReadAll(lt.body)
+	if bytes.Contains(got, []byte("X")) || err == nil {
+		t.Errorf("the transport read %q (error %v) after the exchange ended", got, err)
 	}
 }

@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,21 +51,31 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 
 // OpenWith is Open with extra request headers (a client's own, passed on); the
 // upstream's credentials (Authorize) are set after them, so a client cannot replace them.
+//
+// body is read only until the exchange ends (cancel, or an error returned): after that a
+// transport still writing it fails instead (fencedBody), so the caller may recycle body's
+// buffer once every exchange over it has ended.
 func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, accept string, header http.Header) (*http.Response, context.CancelCauseFunc, error) {
-	ctx, cancel := context.WithCancelCause(parent)
-	watch := StartWatch(cancel, u.Timeout, u.IdleTimeout)
+	ctx, cancelCtx := context.WithCancelCause(parent)
+	f := new(fence)
+	cancel := func(cause error) {
+		f.close()
+		cancelCtx(cause)
+	}
+	watch := StartWatch(cancelCtx, u.Timeout, u.IdleTimeout)
+	var reused bool
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
+	})
 	var resp *http.Response
 	for attempt := 0; ; attempt++ {
-		req, err := u.newRequest(ctx, path, body, accept, header)
+		req, err := u.newRequest(traced, path, body, f, accept, header)
 		if err != nil {
 			watch.Stop()
 			cancel(nil)
 			return nil, nil, err
 		}
-		var reused bool
-		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
-		}))
+		reused = false
 		resp, err = u.Client.Do(req)
 		if err == nil {
 			break
@@ -87,16 +97,24 @@ func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, ac
 	return resp, cancel, nil
 }
 
-// newRequest builds one attempt of an exchange: a fresh body reader each time, the
-// client's headers, then the upstream's credentials.
-func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, accept string, header http.Header) (*http.Request, error) {
-	method, rd := http.MethodGet, io.Reader(nil)
+// newRequest builds one attempt of an exchange: a fresh reader over body behind the
+// exchange's fence, the client's headers, then the upstream's credentials.
+func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, f *fence, accept string, header http.Header) (*http.Request, error) {
+	method := http.MethodGet
 	if body != nil {
-		method, rd = http.MethodPost, bytes.NewReader(body)
+		method = http.MethodPost
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
+	}
+	if body != nil {
+		req.ContentLength = int64(len(body))
+		req.Body = &fencedBody{f: f, b: body}
+		req.GetBody = func() (io.ReadCloser, error) { return &fencedBody{f: f, b: body}, nil }
+		if len(body) == 0 {
+			req.Body, req.GetBody = http.NoBody, nil
+		}
 	}
 	for k, vs := range header {
 		req.Header[k] = append([]string(nil), vs...)
@@ -110,6 +128,47 @@ func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, acc
 	}
 	return req, nil
 }
+
+// A fence ends the reads of one exchange's request body. net/http may still be writing
+// a request body after RoundTrip has returned (an upstream that answered before reading
+// it all; see http.RoundTripper), and the gateway recycles a request's buffer once the
+// request is answered: once closed, every read behind the fence fails, so no transport
+// reads a buffer that holds another request's bytes by then.
+type fence struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+func (f *fence) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+}
+
+// errFenced is what a transport reads from a request body after its exchange ended.
+var errFenced = errors.New("backends: request body read after its exchange ended")
+
+// fencedBody reads b behind f.
+type fencedBody struct {
+	f *fence
+	b []byte
+}
+
+func (r *fencedBody) Read(p []byte) (int, error) {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	if r.f.closed {
+		return 0, errFenced
+	}
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func (r *fencedBody) Close() error { return nil }
 
 // staleConn says whether err is what a kept-alive connection the upstream had already
 // closed gives: the connection ends (EOF, reset, broken pipe) before any answer. A

@@ -180,3 +180,22 @@ func TestResponseError_RedactsTheSentCredential(t *testing.T) {
 		t.Errorf("message %q", be.Message)
 	}
 }
+
+// A zero first-byte limit is none: the exchange is never cancelled for time, however
+// long the upstream takes (time.AfterFunc(0) fired before Stop could disarm it, and a
+// few exchanges in a hundred failed as too slow at once).
+func TestWatch_ZeroLimitIsNone(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		io.WriteString(w, "{}")
+	}, 0, 0)
+	for i := range 100 {
+		resp, cancel, err := u.Open(context.Background(), "/", []byte("{}"), "application/json")
+		if err != nil {
+			t.Fatalf("exchange %d: %v", i, err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel(nil)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -32,7 +33,11 @@ type Watch struct {
 // StartWatch arms the first-byte limit now. Either limit zero means none.
 func StartWatch(cancel context.CancelCauseFunc, first, idle time.Duration) *Watch {
 	w := &Watch{first: first, idle: idle}
-	w.timer = time.AfterFunc(first, func() {
+	arm := first
+	if first <= 0 {
+		arm = math.MaxInt64 // AfterFunc(0) would fire before Stop could disarm it
+	}
+	w.timer = time.AfterFunc(arm, func() {
 		if w.started.Load() {
 			cancel(ErrIdleTimeout)
 		} else {
