@@ -3,10 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
@@ -57,7 +55,8 @@ type exchange struct {
 	prof      *Profile      // the request's profile, once run chose it
 	cacheSalt string        // sent to the backend when the caller's key isolates its cache
 
-	door string // the API surface the request came through (a metric label)
+	door string  // the API surface the request came through (a metric label)
+	held *[]byte // the buffer the request body is in, released when serve ends (bodyReader)
 
 	ops watched // the request log's, live statistics' and spans' view (reqlog.go)
 }
@@ -102,66 +101,6 @@ func usageOptions(req *oai.Object) []byte {
 		}
 	}
 	return []byte(`{"include_usage":true}`)
-}
-
-// bodyReader reads request bodies into scratch buffers that grow with what arrives,
-// never from Content-Length, and are recycled, so a body costs one allocation of its
-// own length once the pool is warm.
-type bodyReader struct {
-	scratch sync.Pool // *[]byte
-}
-
-// maxPooledBody is the largest scratch buffer kept for reuse; larger bodies are rare
-// and their buffers go back to the garbage collector.
-const maxPooledBody = 4 << 20
-
-// read returns the body of rd. Its scratch buffer doubles from 4 KiB, never to more
-// than twice what has arrived, whatever Content-Length (size, -1 when unknown)
-// announces, so a client that announces 16 MB and sends a byte costs 4 KiB; size only
-// spares the last growth its slack. The limit is rd's (http.MaxBytesReader).
-func (br *bodyReader) read(rd io.Reader, size int64) ([]byte, error) {
-	if size >= 0 && size < 4<<10 { // small: straight into its own buffer (and the byte that reads the end)
-		return readInto(rd, make([]byte, 0, size+1), size)
-	}
-	sp, _ := br.scratch.Get().(*[]byte)
-	if sp == nil {
-		sp = new([]byte)
-		*sp = make([]byte, 0, 4<<10)
-	}
-	buf, err := readInto(rd, (*sp)[:0], size)
-	var out []byte
-	if err == nil {
-		out = make([]byte, len(buf))
-		copy(out, buf)
-	}
-	if cap(buf) <= maxPooledBody {
-		*sp = buf[:0]
-		br.scratch.Put(sp)
-	}
-	return out, err
-}
-
-// readInto reads rd to its end into buf, growing it as readBody says.
-func readInto(rd io.Reader, buf []byte, size int64) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			next := max(2*int64(cap(buf)), 4<<10)
-			if size+1 <= next+1 && size+1 > int64(len(buf)) {
-				next = size + 1 // the rest and the byte that reads the end
-			}
-			nb := make([]byte, len(buf), next)
-			copy(nb, buf)
-			buf = nb
-		}
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
 
 // whole answers with a complete chat.completion object, byte for byte as the backend

@@ -79,11 +79,12 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) { s.serve(w, r
 // model's tokenizer, which no engine here shares.
 func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { writeErrorAs(w, s.log, err, anthropicEnvelope) }
-	body, err := s.readRequest(w, r)
+	body, held, err := s.readRequest(w, r)
 	if err != nil {
 		fail(err)
 		return
 	}
+	defer s.bodies.release(held)
 	rq, derr := messages.DecodeCount(body, messages.Options{Hosted: s.opt.HostedTools})
 	if derr != nil {
 		fail(derr)

@@ -91,31 +91,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	}
 	s.observe(x)
 	s.record(x)
+	s.bodies.release(x.held) // the request has ended: nothing reads its body now
 }
 
-// readRequest reads the request body under the server's size and time limits.
-func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
+// readRequest reads the request body under the server's size and time limits, into a
+// buffer the request holds until it has ended: the caller gives held back to
+// s.bodies.release then, and keeps no slice of the body past that.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (body []byte, held *[]byte, err error) {
+	body, held, err = s.bodies.read(http.MaxBytesReader(w, r.Body, s.opt.MaxRequestBytes), r.ContentLength)
 	if err != nil {
 		if errors.Is(err, errBodyTooSlow) {
-			return nil, err // the server cancelled the request on the failed read: still answer it
+			return nil, nil, err // the server cancelled the request on the failed read: still answer it
 		}
 		if r.Context().Err() != nil {
-			return nil, context.Cause(r.Context())
+			return nil, nil, context.Cause(r.Context())
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return body, nil
+	return body, held, nil
 }
 
 // run is the pipeline: route, admit, plan the tools, then either hand the request to
 // the backend as it is (relayed byte for byte where the door is Chat Completions) or run
 // the tool loop.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d doorway) error {
-	raw, err := s.readRequest(w, r)
+	raw, held, err := s.readRequest(w, r)
 	if err != nil {
 		return err
 	}
+	x.held = held
 	q, err := d.decode(r, raw)
 	if err != nil {
 		return err

@@ -104,9 +104,11 @@ func (d *responsesDoor) previous(ctx context.Context, id string) (*storedRespons
 // true by default), and on the socket, where the next turn may continue it whatever
 // store says.
 func (d *responsesDoor) keep() {
+	// This request's input and the tools it loaded are slices of its body, whose buffer
+	// is recycled once the request ends: the stored response keeps copies.
 	hist := make([]json.RawMessage, 0, len(d.history)+len(d.rq.InputMessages)+1)
-	hist = append(append(append(hist, d.history...), d.rq.InputMessages...), d.out.Messages()...)
-	loaded := append(append([]json.RawMessage(nil), d.loaded...), d.rq.Loaded...)
+	hist = append(append(append(hist, d.history...), cloneMessages(d.rq.InputMessages)...), d.out.Messages()...)
+	loaded := append(append([]json.RawMessage(nil), d.loaded...), cloneMessages(d.rq.Loaded)...)
 	sr := &storedResponse{id: d.id, owner: d.owner, body: d.out.Body(), history: hist, thread: d.thread, loaded: loaded}
 	if d.ws != nil {
 		d.ws.Store(sr)
@@ -120,6 +122,21 @@ func (d *responsesDoor) keep() {
 			d.s.log.Warn("response not stored", "response_id", d.id, "error", err)
 		}
 	}
+}
+
+// cloneMessages copies ms into one new buffer.
+func cloneMessages(ms []json.RawMessage) []json.RawMessage {
+	n := 0
+	for _, m := range ms {
+		n += len(m)
+	}
+	buf := make([]byte, 0, n)
+	out := make([]json.RawMessage, len(ms))
+	for i, m := range ms {
+		buf = append(buf, m...)
+		out[i] = buf[len(buf)-len(m) : len(buf) : len(buf)]
+	}
+	return out
 }
 
 func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
