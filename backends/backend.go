@@ -153,5 +153,13 @@ type Stream interface {
 	Close() error
 }
 
+// StreamReady is a Stream that can tell its next chunk has arrived already: Next would
+// return it without waiting on the upstream. A relay writes such chunks after the one in
+// hand and flushes once, as the upstream sent them together; it never holds back a chunk
+// for one that has not come. False when unsure.
+type StreamReady interface {
+	Ready() bool
+}
+
 // ErrTruncated reports a stream that ended before the upstream said it was done.
 var ErrTruncated = errors.New("upstream stream ended without a terminating event")

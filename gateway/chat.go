@@ -88,9 +88,12 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 	return kvcache.Account(u.PromptTokens, reported, estimated)
 }
 
-// requestUsage sets stream_options.include_usage to true, keeping any other options.
+// requestUsage sets stream_options.include_usage to true, keeping any other options. A
+// body without stream_options gets it written at its end, in the spare room its buffer
+// keeps (bodyReader's editSlack), so a pass-through stream costs no copy of its body;
+// req is spent after it (oai.Object.SetEnd).
 func requestUsage(req *oai.Object) []byte {
-	return req.Set("stream_options", usageOptions(req))
+	return req.SetEnd("stream_options", usageOptions(req))
 }
 
 // usageOptions is req's stream_options with include_usage true.

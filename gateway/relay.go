@@ -34,8 +34,8 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 	commitStream(w, x)
 	rc := http.NewResponseController(w)
 
-	// send writes one frame and flushes it; a failure means the client is gone.
-	send := func(parts ...[]byte) bool {
+	// write writes one frame, flushed if flush; a failure means the client is gone.
+	write := func(flush bool, parts ...[]byte) bool {
 		t := s.now()
 		defer func() { x.client += s.now().Sub(t) }()
 		for _, p := range parts {
@@ -43,8 +43,14 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 				return false
 			}
 		}
-		return rc.Flush() == nil
+		return !flush || rc.Flush() == nil
 	}
+	send := func(parts ...[]byte) bool { return write(true, parts...) }
+	// Chunks the upstream sent together go out in one flush, as a byte-copying proxy
+	// sends them: a frame stays unflushed only while the next chunk is in hand already
+	// (backends.StreamReady), so none waits for one that has not come.
+	ready, _ := st.(backends.StreamReady)
+	pending := false
 
 	for err == nil {
 		out, usage, uerr := inspectChunk(chunk, dropUsage)
@@ -59,9 +65,16 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 			if x.ttft == 0 {
 				x.ttft = s.now().Sub(x.start)
 			}
-			if !send(sseData, out, sseEnd) {
+			if !write(false, sseData, out, sseEnd) {
 				return gone(r.Context()) // Close cancels the upstream
 			}
+			pending = true
+		}
+		if pending && (ready == nil || !ready.Ready()) {
+			if !write(true) {
+				return gone(r.Context())
+			}
+			pending = false
 		}
 		t = s.now()
 		chunk, err = st.Next()

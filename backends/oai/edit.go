@@ -153,6 +153,41 @@ func (o *Object) Set(key string, value []byte) []byte {
 	return append(out, o.b[at:]...)
 }
 
+// SetEnd is Set without the copy where it can: a missing member is written after the
+// last one in the spare capacity of the object's own bytes, the few bytes after that
+// member (space, the closing brace, space) moved after it, and the returned slice shares
+// the object's bytes. The result is Set's, byte for byte. It copies as Set does when the
+// key is present, the capacity is short, or more than maxMovedTail bytes would move.
+// After SetEnd the Object and every slice of its bytes from its last member on are spent:
+// the members before stay as they were.
+func (o *Object) SetEnd(key string, value []byte) []byte {
+	if _, ok := o.Get(key); ok {
+		return o.Set(key, value)
+	}
+	at, sep := o.closing, 0
+	if n := len(o.members); n > 0 {
+		at, sep = o.members[n-1].valEnd, 1
+	}
+	var moved [maxMovedTail]byte
+	tail := o.b[at:]
+	quoted, _ := json.Marshal(key) // a string always marshals
+	if len(tail) > len(moved) || at+sep+len(quoted)+1+len(value)+len(tail) > cap(o.b) {
+		return o.Set(key, value)
+	}
+	n := copy(moved[:], tail)
+	out := o.b[:at]
+	if sep > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, quoted...)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, moved[:n]...)
+}
+
+// maxMovedTail bounds what SetEnd moves after a member it adds.
+const maxMovedTail = 32
+
 // Get returns the raw value of the top-level member key of the JSON object body.
 func Get(body []byte, key string) ([]byte, bool) {
 	o, err := ParseObject(body)

@@ -3,6 +3,7 @@ package oai
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -87,6 +88,12 @@ func FuzzEdit(f *testing.F) {
 		}
 		if v, ok := Get(got, key); !ok || string(v) != `"NEW"` {
 			t.Fatalf("Get after Set: %s %v", v, ok)
+		}
+		// SetEnd, in spare capacity, gives Set's result less what followed the object.
+		buf := append(make([]byte, 0, len(body)+len(key)+32), body...)
+		o, _ := ParseObject(buf)
+		if end := o.SetEnd(key, []byte(`"NEW"`)); string(end) != string(got) {
+			t.Fatalf("SetEnd(%q) on %q = %q, Set gives %q", key, body, end, got)
 		}
 		del, err := Delete([]byte(body), other)
 		if err != nil {
@@ -178,4 +185,41 @@ func FuzzMember(f *testing.F) {
 			t.Fatalf("%q: Member %q %v, Get %q %v", b, val, found, want, ok)
 		}
 	})
+}
+
+// SetEnd gives what Set gives, in the object's own spare capacity, and copies only when
+// the key is there already, the capacity is short or too much would move.
+func TestSetEnd_AddsInPlaceOrCopies(t *testing.T) {
+	tests := []struct {
+		body, key, value string
+		slack            int
+		inPlace          bool
+		want             string
+	}{
+		{`{"a":1}`, "b", `true`, 16, true, `{"a":1,"b":true}`},
+		{"{\"a\":1 }\n", "b", `true`, 16, true, "{\"a\":1,\"b\":true }\n"},
+		{`{}`, "b", `{"x":1}`, 16, true, `{"b":{"x":1}}`},
+		{` { } `, "b", `2`, 16, true, ` { "b":2} `},
+		{`{"a":1}` + strings.Repeat(" ", 40), "b", `2`, 64, false, `{"a":1,"b":2}` + strings.Repeat(" ", 40)},
+		{`{"a":1}`, "b", `true`, 2, false, `{"a":1,"b":true}`},
+		{`{"b":1,"c":2}`, "b", `3`, 16, false, `{"b":3,"c":2}`},
+	}
+	for _, tt := range tests {
+		buf := make([]byte, len(tt.body), len(tt.body)+tt.slack)
+		copy(buf, tt.body)
+		o, err := ParseObject(buf)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.body, err)
+		}
+		got := o.SetEnd(tt.key, []byte(tt.value))
+		if string(got) != tt.want {
+			t.Errorf("SetEnd(%q, %s) on %q = %q, want %q", tt.key, tt.value, tt.body, got, tt.want)
+		}
+		if shared := &got[0] == &buf[0]; shared != tt.inPlace {
+			t.Errorf("SetEnd on %q with %d spare bytes: in place %v, want %v", tt.body, tt.slack, shared, tt.inPlace)
+		}
+		if _, err := ParseObject(got); err != nil {
+			t.Errorf("SetEnd on %q made invalid JSON %q: %v", tt.body, got, err)
+		}
+	}
 }

@@ -67,6 +67,11 @@ func hasErrorMember(data []byte) bool {
 	return ok && string(v) != "null"
 }
 
+// Ready reports whether the next event is whole in the read buffer (backends.StreamReady).
+func (s *stream) Ready() bool { return !s.done && s.r.Ready() }
+
+var _ backends.StreamReady = (*stream)(nil)
+
 func (s *stream) Close() error {
 	s.cancel(errStreamClosed)
 	return s.body.Close()

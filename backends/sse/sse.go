@@ -96,6 +96,21 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// Ready reports whether the next event has arrived whole, so that Next returns it without
+// reading from the source: the buffered bytes begin with a data line and hold the blank
+// line that ends it. It looks only at what is buffered and says false when unsure (an
+// event after a comment, or a blank line written as CR LF CR LF), never true when Next
+// would wait.
+func (r *Reader) Ready() bool {
+	b, _ := r.r.Peek(r.r.Buffered())
+	return bytes.HasPrefix(b, dataField) && bytes.Contains(b, blankLine)
+}
+
+var (
+	dataField = []byte("data:")
+	blankLine = []byte("\n\n")
+)
+
 // grow makes room for n more bytes in b, by half again (append grows large slices by
 // a quarter, which for an event at the cap allocates five times the cap on the way),
 // never past the cap and a newline.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,4 +225,64 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("events (-ref +reader):\n%s", diff)
 		}
 	})
+}
+
+// arrivals gives its parts one Read each, and counts the reads.
+type arrivals struct {
+	parts []string
+	reads int
+}
+
+func (a *arrivals) Read(p []byte) (int, error) {
+	if len(a.parts) == 0 {
+		return 0, io.EOF
+	}
+	a.reads++
+	n := copy(p, a.parts[0])
+	if a.parts[0] = a.parts[0][n:]; a.parts[0] == "" {
+		a.parts = a.parts[1:]
+	}
+	return n, nil
+}
+
+// Ready is true exactly when the next event is whole in what has arrived: then Next
+// returns it without a read. It is false when the next event is partial, when a comment
+// comes first, and when nothing is buffered.
+func TestReader_ReadyOnlyWhenTheNextEventHasArrived(t *testing.T) {
+	tests := []struct {
+		name   string
+		parts  []string
+		ready  []bool // before each Next after the first
+		events int
+	}{
+		{"two events in one read", []string{"data: 1\n\ndata: 2\n\n"}, []bool{true, false}, 2},
+		{"one event a read", []string{"data: 1\n\n", "data: 2\n\n"}, []bool{false, false}, 2},
+		{"the next one partial", []string{"data: 1\n\ndata: ", "2\n\n"}, []bool{false, false}, 2},
+		{"a comment first", []string{"data: 1\n\n: ping\n\ndata: 2\n\n"}, []bool{false, false}, 2},
+		{"CR LF lines", []string{"data: 1\r\n\r\ndata: 2\r\n\r\n"}, []bool{false, false}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &arrivals{parts: slices.Clone(tt.parts)}
+			r := NewReader(src, 0)
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i < tt.events; i++ {
+				ready, before := r.Ready(), src.reads
+				if ready != tt.ready[i-1] {
+					t.Errorf("before event %d: Ready %v, want %v", i+1, ready, tt.ready[i-1])
+				}
+				if _, err := r.Next(); err != nil {
+					t.Fatal(err)
+				}
+				if ready && src.reads != before {
+					t.Errorf("event %d: Ready said it had arrived, but Next read again", i+1)
+				}
+			}
+			if r.Ready() {
+				t.Error("Ready after the last event")
+			}
+		})
+	}
 }
