@@ -107,13 +107,20 @@ func (s *Server) streamError(r *http.Request, send func(...[]byte) bool, err err
 // the chunk itself, or, when the client did not ask for usage, the chunk without it
 // (nil when it carried nothing else).
 func inspectChunk(chunk []byte, dropUsage bool) (out []byte, usage *oai.Usage, err error) {
+	raw, ok, valid := oai.Member(chunk, "usage") // most chunks have none: checked without an index
+	if !valid {
+		_, err := oai.ParseObject(chunk) // what is wrong with it
+		if err == nil {
+			err = errors.New("chunk is not a JSON object")
+		}
+		return nil, nil, err
+	}
+	if !ok {
+		return chunk, nil, nil
+	}
 	obj, err := oai.ParseObject(chunk)
 	if err != nil {
 		return nil, nil, err
-	}
-	raw, ok := obj.Get("usage")
-	if !ok {
-		return chunk, nil, nil
 	}
 	if string(raw) != "null" {
 		usage = new(oai.Usage)

@@ -63,7 +63,7 @@ func (s *stream) Next() ([]byte, error) {
 }
 
 func hasErrorMember(data []byte) bool {
-	v, ok := oai.Get(data, "error")
+	v, ok, _ := oai.Member(data, "error") // a scan without an index: no allocation a chunk
 	return ok && string(v) != "null"
 }
 
