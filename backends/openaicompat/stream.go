@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,9 +64,16 @@ func (s *stream) Next() ([]byte, error) {
 }
 
 func hasErrorMember(data []byte) bool {
-	v, ok, _ := oai.Member(data, "error") // a scan without an index: no allocation a chunk
+	// Most chunks do not hold the word, and are not scanned. A key spelled with escapes
+	// ("\u0065rror") is not one an upstream writes.
+	if !bytes.Contains(data, errorKey) {
+		return false
+	}
+	v, ok, _ := oai.Member(data, "error") // a scan without an index: no allocation
 	return ok && string(v) != "null"
 }
+
+var errorKey = []byte(`"error"`)
 
 // Ready reports whether the next event is whole in the read buffer (backends.StreamReady).
 func (s *stream) Ready() bool { return !s.done && s.r.Ready() }
