@@ -12,6 +12,7 @@ import (
 
 // Observation is what one managed request did, reported to a Chooser that learns.
 type Observation struct {
+	Profile string // the request's profile: see ChoiceInput.Profile
 	Backend string
 	// NewSession: the client's messages hold no assistant message yet.
 	NewSession bool
@@ -34,34 +35,56 @@ type Observer interface {
 }
 
 // CostChooser is strategy auto on kvcache's cost model: each managed request reports its
-// catalog, session starts and turns, and each asks for the profile's decision, which
-// the model changes only with hysteresis.
+// catalog, session starts and turns, and each asks for its profile's decision, which the
+// model changes only with hysteresis. Each profile and backend has its own state (the
+// engine's fitted costs are the backend's, shared).
 type CostChooser struct {
 	Model *kvcache.CostModel
-	// Profile labels the model's state and metrics. If empty, "default".
+	// Profile labels the state of requests that name no profile. If empty, "default".
 	Profile string
 }
 
-func (c *CostChooser) profile() string {
-	if c.Profile == "" {
-		return "default"
+func (c *CostChooser) profile(name string) string {
+	switch {
+	case name != "":
+		return name
+	case c.Profile != "":
+		return c.Profile
 	}
-	return c.Profile
+	return DefaultProfile
 }
 
-// Choose returns the model's decision for the backend.
+// Choose returns the model's decision for the profile on the backend.
 func (c *CostChooser) Choose(in ChoiceInput) Strategy {
+	p := c.profile(in.Profile)
 	if in.Catalog.Tools > 0 {
 		// The first request of a profile must be decided on its catalog, not the
 		// fallback the model gives before it has seen one.
-		c.Model.ObserveCatalog(c.profile(), in.Backend, in.Catalog)
+		c.Model.ObserveCatalog(p, in.Backend, in.Catalog)
 	}
-	return c.Model.Decide(c.profile(), in.Backend).Strategy
+	return c.Model.Decide(p, in.Backend).Strategy
 }
+
+// Explain returns the latest decision for the profile on the backend (Explainer).
+func (c *CostChooser) Explain(profile, backend string) (kvcache.Decision, bool) {
+	return c.Model.Last(c.profile(profile), backend)
+}
+
+// Explainer is a Chooser that can say what it decided last for a profile on a backend,
+// and why: the estimates the operator's view shows.
+type Explainer interface {
+	Explain(profile, backend string) (kvcache.Decision, bool)
+}
+
+var (
+	_ Chooser   = (*CostChooser)(nil)
+	_ Observer  = (*CostChooser)(nil)
+	_ Explainer = (*CostChooser)(nil)
+)
 
 // Observe feeds the model.
 func (c *CostChooser) Observe(o Observation) {
-	p := c.profile()
+	p := c.profile(o.Profile)
 	c.Model.ObserveCatalog(p, o.Backend, o.Catalog)
 	if o.NewSession {
 		c.Model.ObserveSession(p, o.Backend)
@@ -166,7 +189,7 @@ func (s *Server) observe(x *exchange) {
 		t.Output = x.usage.CompletionTokens
 	}
 	prefills, decodes := timingSamples(x)
-	ob.Observe(Observation{Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
+	ob.Observe(Observation{Profile: p.prof.Name, Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
 		Prefills: prefills, Decodes: decodes})
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,9 @@ import (
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/nodetest"
+	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/tenant"
+	"github.com/maskgate/maskgate/toolsearch/profile"
 	"github.com/maskgate/maskgate/toolsearch/state"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
@@ -46,10 +49,11 @@ func chromiumPath(t *testing.T) string {
 const (
 	keyTeamA = "sk-team-a-0123456789abcdef"
 	keyTeamB = "sk-team-b-0123456789abcdef"
+	keyTeamC = "sk-team-c-0123456789abcdef"
 )
 
 // dashboardKeys are the dashboard tests' token counter and keys: team-a's on the default
-// profile, team-b's on "plain".
+// profile, team-b's on "plain", team-c's on "agents".
 func dashboardKeys(t *testing.T) (*tokens.Counter, *tenant.Keyring) {
 	t.Helper()
 	counter, err := tokens.New(tokens.Options{})
@@ -59,6 +63,7 @@ func dashboardKeys(t *testing.T) (*tokens.Counter, *tenant.Keyring) {
 	ring, err := tenant.NewKeyring([]tenant.Key{
 		{Name: "team-a", Hash: tenant.HashOf(keyTeamA)},
 		{Name: "team-b", Hash: tenant.HashOf(keyTeamB), Profile: "plain"},
+		{Name: "team-c", Hash: tenant.HashOf(keyTeamC), Profile: "agents"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -66,9 +71,9 @@ func dashboardKeys(t *testing.T) (*tokens.Counter, *tenant.Keyring) {
 	return counter, ring
 }
 
-// dashboardGateway is a gateway with two engines and two keys: team-a's profile manages
+// dashboardGateway is a gateway with two engines and three keys: team-a's profile manages
 // the 25-tool catalog on vllm-a (m1), team-b's has no tools and is relayed to llama-b
-// (m3).
+// (m3), team-c's ("agents") has a catalog of its own on strategy auto.
 func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fakeEngine) {
 	t.Helper()
 	a := newFakeEngine(t,
@@ -88,7 +93,10 @@ func dashboardGateway(t *testing.T) (*httptest.Server, *prometheus.Registry, *fa
 		},
 		Registry: reg, AdminKey: testAdminKey, Keys: ring, Tokens: counter,
 		Tools: bigCatalog(t), State: state.NewMemory(state.Options{}), Strategy: gateway.StrategyRemove,
-		Profiles: []*gateway.Profile{{Name: "plain"}},
+		Profiles: []*gateway.Profile{{Name: "plain"},
+			{Name: "agents", Catalog: profileCatalog(t, "agent", 40, profile.Spec{}), Strategy: gateway.StrategyAuto}},
+		Chooser: &gateway.CostChooser{Model: kvcache.NewCostModel(kvcache.Options{
+			Engines: map[string]kvcache.Engine{"vllm-a": {Capabilities: kvcache.Capabilities{CachesPrefixes: true}}}})},
 	}))
 	t.Cleanup(srv.Close)
 	return srv, reg, a
@@ -166,6 +174,9 @@ func runDashboardScenario(t *testing.T, base string, engineA *fakeEngine) int {
 		turn(&plain, "ok, done here", fmt.Sprintf("Part %d, please.", i+2))
 	}
 	send(keyTeamB, "", agentBody("nope", false, "hi"), 404)
+	for i := 0; i < 2; i++ {
+		send(keyTeamC, fmt.Sprint("gamma-", i), agentBody("m1", false, "Triage the new issues."), 200)
+	}
 	return sent
 }
 
@@ -224,6 +235,24 @@ func TestDashboard_InABrowser(t *testing.T) {
 	if rows["vllm-a/default/remove"] != 9 || rows["llama-b/plain/eager"] != 5 || rows["none/plain/none"] != 1 {
 		t.Errorf("live rows %v", rows)
 	}
+	// The agents profile is on auto: its row shows what auto chose, with its estimate of
+	// each strategy's seconds per session.
+	var auto *struct {
+		Backend, Profile, Strategy, Auto, AutoText string
+		Requests                                   int
+	}
+	for i, r := range got.LiveRows {
+		if r.Profile == "agents" {
+			auto = &got.LiveRows[i]
+		}
+	}
+	switch {
+	case auto == nil || auto.Requests != 2:
+		t.Errorf("no live row of 2 requests for the agents profile: %+v", got.LiveRows)
+	case auto.Auto != auto.Strategy || !strings.Contains(auto.AutoText, "remove ") || !strings.Contains(auto.AutoText, "validate ") ||
+		!regexp.MustCompile(`^`+auto.Strategy+` [0-9.]+ (s|ms)( · \w+ [0-9.]+ (s|ms))+$`).MatchString(auto.AutoText):
+		t.Errorf("the agents row served %s; its auto estimates read %q (chose %q)", auto.Strategy, auto.AutoText, auto.Auto)
+	}
 	if got.SearchTop != "slack_send_message" || len(got.CatalogVersion) != 64 || got.ChartLines == 0 {
 		t.Errorf("catalog: search %q, version %q; chart lines %d", got.SearchTop, got.CatalogVersion, got.ChartLines)
 	}
@@ -238,8 +267,8 @@ type dashboardPage struct {
 	HitRate                                                  float64
 	Misses                                                   []string
 	LiveRows                                                 []struct {
-		Backend, Profile, Strategy string
-		Requests                   int
+		Backend, Profile, Strategy, Auto, AutoText string
+		Requests                                   int
 	}
 	Cookie []struct {
 		Name     string

@@ -73,6 +73,9 @@ type LiveRow struct {
 	// AutoChoice, for a profile on strategy auto, is what its latest managed request on
 	// this backend was given.
 	AutoChoice string `json:"auto_choice,omitempty"`
+	// Auto is, with AutoChoice, the chooser's latest decision for the profile on this
+	// backend and what it rests on (where the chooser can say: Explainer).
+	Auto *LiveAuto `json:"auto,omitempty"`
 
 	Requests         int64 `json:"requests"`
 	Errors           int64 `json:"errors"` // status 400 or more (499: the client went away)
@@ -92,6 +95,43 @@ type LiveRow struct {
 
 	TTFTMS Percentiles `json:"ttft_ms"`
 	TPOTMS Percentiles `json:"tpot_ms"`
+}
+
+// LiveAuto is one decision of strategy auto: what it chose and why, and its estimate of
+// the engine seconds a session costs under each strategy open to the backend.
+type LiveAuto struct {
+	Strategy  string         `json:"strategy"`
+	Reason    string         `json:"reason"`
+	Estimates []LiveEstimate `json:"estimates"`
+}
+
+// LiveEstimate is one strategy's estimated engine seconds per session.
+type LiveEstimate struct {
+	Strategy          string  `json:"strategy"`
+	SecondsPerSession float64 `json:"seconds_per_session"`
+}
+
+// explainAuto fills the rows of profiles on auto with the chooser's latest decisions.
+func (s *Server) explainAuto(rows []LiveRow) {
+	ex, ok := s.opt.Chooser.(Explainer)
+	if !ok {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.AutoChoice == "" {
+			continue
+		}
+		d, ok := ex.Explain(r.Profile, r.Backend)
+		if !ok {
+			continue
+		}
+		a := &LiveAuto{Strategy: string(d.Strategy), Reason: d.Reason, Estimates: make([]LiveEstimate, len(d.Estimates))}
+		for j, e := range d.Estimates {
+			a.Estimates[j] = LiveEstimate{Strategy: string(e.Strategy), SecondsPerSession: e.Seconds}
+		}
+		r.Auto = a
+	}
 }
 
 // Percentiles of the samples in the window; null without samples.
@@ -420,6 +460,7 @@ func (s *Server) publish() {
 // snapshotJSON is one event's data.
 func (s *Server) snapshotJSON(history bool, subscribers int) []byte {
 	snap := s.live.snapshot(s.now(), history)
+	s.explainAuto(snap.Rows)
 	snap.IntervalMS = s.opt.EventInterval.Milliseconds()
 	snap.Subscribers = subscribers
 	if s.store != nil {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/kvcache"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // eventStream reads GET /admin/events into snapshots until its context ends.
@@ -347,5 +349,43 @@ func TestAdminEvents_EndOnShutdown(t *testing.T) {
 				t.Errorf("a new stream after %s: %d", how, code)
 			}
 		})
+	}
+}
+
+// A row whose profile is on auto carries the chooser's latest decision for that profile:
+// the strategy it gave, why, and its estimate per strategy open to the backend, the same
+// decision the cost model holds.
+func TestAdminEvents_AutoRowsCarryTheirEstimates(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply}}
+	cm := kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"up": {Capabilities: kvcache.Capabilities{CachesPrefixes: true}}}})
+	gw := scriptedGateway(t, sc, func(o *gateway.Options) {
+		o.AdminKey = testAdminKey
+		o.State = state.NewMemory(state.Options{})
+		o.Strategy = gateway.StrategyAuto
+		o.Tools = bigCatalog(t)
+		o.Chooser = &gateway.CostChooser{Model: cm}
+	})
+	for i := range 2 {
+		resp, body := postWithThread(t, gw, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, fmt.Sprint("t", i))
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	es := openEvents(t, gw.URL)
+	snap := es.until(t, 10*time.Second, "an auto row", func(s gateway.LiveSnapshot) bool {
+		return len(s.Rows) == 1 && s.Rows[0].Auto != nil
+	})
+	r := snap.Rows[0]
+	want, _ := cm.Last(gateway.DefaultProfile, "up")
+	if r.AutoChoice != string(want.Strategy) || r.Auto.Strategy != string(want.Strategy) || r.Auto.Reason != want.Reason || r.Strategy != string(want.Strategy) {
+		t.Errorf("row %s/%s: auto_choice %q, auto %+v; the model's decision %s (%s)", r.Profile, r.Strategy, r.AutoChoice, r.Auto, want.Strategy, want.Reason)
+	}
+	if len(r.Auto.Estimates) != len(want.Estimates) || len(want.Estimates) < 2 {
+		t.Fatalf("estimates %+v, the model's %+v", r.Auto.Estimates, want.Estimates)
+	}
+	for i, e := range want.Estimates {
+		if g := r.Auto.Estimates[i]; g.Strategy != string(e.Strategy) || g.SecondsPerSession != e.Seconds {
+			t.Errorf("estimate %d: %+v, the model's %+v", i, g, e)
+		}
 	}
 }

@@ -52,6 +52,9 @@ type Chooser interface {
 
 // ChoiceInput is what a Chooser decides from.
 type ChoiceInput struct {
+	// Profile names the request's profile: each profile's catalog and sessions are its
+	// own, so a chooser decides for each apart.
+	Profile      string
 	Backend      string
 	Capabilities Capabilities
 	// CatalogTools is the number of tools in the request's catalog.
@@ -80,7 +83,7 @@ func (s *Server) chooseStrategy(ctx context.Context, prof *Profile, backend stri
 			if pinned, ok := pins[backend]; thread != "" && ok && (Strategy(pinned) != StrategyMask || caps.Constrains) {
 				return Strategy(pinned), nil
 			}
-			st = s.opt.Chooser.Choose(ChoiceInput{Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat, prof.AutoLoad)})
+			st = s.opt.Chooser.Choose(ChoiceInput{Profile: prof.Name, Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat, prof.AutoLoad)})
 			if thread != "" { // a request without a thread has nothing to keep consistent
 				// Kept with the thread, so every instance serving it agrees: the first
 				// pin wins.

@@ -17,6 +17,8 @@ import (
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/kvcache"
+	"github.com/maskgate/maskgate/tenant"
+	"github.com/maskgate/maskgate/toolsearch/profile"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
@@ -493,5 +495,43 @@ func TestAuto_EngineTimingsOfEveryRoundAreObserved(t *testing.T) {
 	wantD := []kvcache.DecodeSample{{Context: 901, Tokens: 11, Seconds: 0.066}}
 	if got := ob.seen[0].Decodes; !slices.Equal(got, wantD) {
 		t.Errorf("decode samples %+v, want %+v", got, wantD)
+	}
+}
+
+// Auto decides for each profile apart: a profile's catalog and sessions are its own, so
+// a request under one profile never feeds or reads another's state in the cost model.
+func TestAuto_EachProfileIsDecidedApart(t *testing.T) {
+	sc := &scripted{replies: []string{stopReply, stopReply, stopReply}}
+	cm := kvcache.NewCostModel(kvcache.Options{Engines: map[string]kvcache.Engine{"up": {Capabilities: kvcache.Capabilities{CachesPrefixes: true}}}})
+	gw := scriptedGateway(t, sc, func(o *gateway.Options) {
+		o.State = state.NewMemory(state.Options{})
+		o.Strategy = gateway.StrategyAuto
+		o.Chooser = &gateway.CostChooser{Model: cm}
+		o.Profiles = []*gateway.Profile{
+			{Name: "small", Catalog: profileCatalog(t, "small", 21, profile.Spec{}), Strategy: gateway.StrategyAuto},
+			{Name: "large", Catalog: profileCatalog(t, "large", 120, profile.Spec{}), Strategy: gateway.StrategyAuto},
+		}
+		o.Keys = keyring(t, tenant.Key{Name: "alice", Profile: "small"}, tenant.Key{Name: "bob", Profile: "large"})
+	})
+	for _, key := range []string{"alice", "bob", "alice"} {
+		resp, body := sendAs(t, gw, "/v1/chat/completions", key, nil, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", key, resp.StatusCode, body)
+		}
+	}
+	small, okS := cm.Last("small", "up")
+	large, okL := cm.Last("large", "up")
+	if !okS || !okL {
+		t.Fatalf("decisions: small %v, large %v; want one for each profile", okS, okL)
+	}
+	if _, ok := cm.Last(gateway.DefaultProfile, "up"); ok {
+		t.Error("the default profile, which served nothing, has a decision")
+	}
+	remove := func(d kvcache.Decision) float64 { s, _ := d.Seconds(kvcache.StrategyRemove); return s }
+	if !(remove(small) < remove(large)) {
+		t.Errorf("remove costs %.4gs a session on 21 tools and %.4gs on 120: the profiles' catalogs were mixed", remove(small), remove(large))
+	}
+	if got, ok := (&gateway.CostChooser{Model: cm}).Explain("large", "up"); !ok || got.Strategy != large.Strategy {
+		t.Errorf("Explain(large) = %+v, %v", got.Strategy, ok)
 	}
 }

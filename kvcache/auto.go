@@ -382,6 +382,20 @@ func (m *CostModel) Decide(profile, backend string) Decision {
 	return d
 }
 
+// Last returns the latest decision Decide made for the profile on backend, and false
+// before the first. It decides nothing: the operator's view reads it.
+func (m *CostModel) Last(profile, backend string) (Decision, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.states[stateKey{profile, backend}]
+	if !ok || !st.haveLast {
+		return Decision{}, false
+	}
+	d := st.last
+	d.Estimates = append([]Estimate(nil), d.Estimates...)
+	return d, true
+}
+
 // fallback is the strategy before anything is known: the cheapest way to keep the
 // prefix stable that the backend offers.
 func fallback(c Capabilities) Strategy {

@@ -132,6 +132,15 @@ func printSnapshot(w io.Writer, s *gateway.LiveSnapshot) {
 	}
 	rowLine(t, "total", "", "")
 	tw.Flush()
+	for i := range s.Rows {
+		if a := s.Rows[i].Auto; a != nil {
+			fmt.Fprintf(w, "auto %s/%s: %s (%s); per session:", s.Rows[i].Backend, orDash(s.Rows[i].Profile), a.Strategy, a.Reason)
+			for _, e := range a.Estimates {
+				fmt.Fprintf(w, " %s %.3gs", e.Strategy, e.SecondsPerSession)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	fmt.Fprintln(w)
 }
 

@@ -17,6 +17,8 @@ import (
 
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/maskgate/maskgate/gateway"
 )
 
 const statsAdminKey = "stats-admin-key-0123456789abcdef"
@@ -219,5 +221,25 @@ func TestStats_AdminBlockSizesTheLogAndPacesTheStream(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// A row whose profile is on auto gets a line under the table with auto's latest choice,
+// why, and its estimate per strategy.
+func TestStats_PrintsAutosEstimates(t *testing.T) {
+	snap := &gateway.LiveSnapshot{Time: time.Unix(0, 0), Rows: []gateway.LiveRow{
+		{Backend: "gpu0", Profile: "agents", Strategy: "remove", AutoChoice: "remove", Requests: 4,
+			Auto: &gateway.LiveAuto{Strategy: "remove", Reason: "remove is cheapest at 0.604s per session",
+				Estimates: []gateway.LiveEstimate{{Strategy: "mask", SecondsPerSession: 1.4124}, {Strategy: "remove", SecondsPerSession: 0.6039}}}},
+		{Backend: "gpu0", Profile: "plain", Strategy: "eager", Requests: 2},
+	}}
+	var out bytes.Buffer
+	printSnapshot(&out, snap)
+	want := "auto gpu0/agents: remove (remove is cheapest at 0.604s per session); per session: mask 1.41s remove 0.604s\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("printed:\n%s\nwant a line %q", out.String(), want)
+	}
+	if strings.Count(out.String(), "auto ") != 1 {
+		t.Errorf("auto lines for rows not on auto:\n%s", out.String())
 	}
 }

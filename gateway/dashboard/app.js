@@ -135,7 +135,7 @@ function renderLive(rows) {
     const strategy = el('span', { class: 'badge strategy' }, r.strategy);
     if (r.auto_choice) strategy.title = 'auto chose ' + r.auto_choice;
     body.append(el('tr', { 'data-backend': r.backend, 'data-profile': r.profile, 'data-strategy': r.strategy },
-      el('td', {}, r.backend), el('td', {}, r.profile || '–'), el('td', {}, strategy),
+      el('td', {}, r.backend), el('td', {}, r.profile || '–'), el('td', {}, strategy, autoEstimates(r.auto)),
       el('td', { class: 'n', 'data-value': r.requests }, num(r.requests)),
       el('td', { class: 'n' }, rate(r.requests_per_s)),
       el('td', { class: 'n' }, num(r.errors)),
@@ -151,6 +151,23 @@ function renderLive(rows) {
       el('td', { class: 'n' }, pair(r.tpot_ms)),
       el('td', { class: 'n' }, num(r.disabled_calls))));
   }
+}
+
+// autoEstimates is auto's latest decision for a row's profile: each strategy's estimated
+// engine seconds per session, the chosen one first and marked, the reason on hover.
+function autoEstimates(a) {
+  if (!a) return '';
+  const ests = [...a.estimates].sort((x, y) => (y.strategy === a.strategy) - (x.strategy === a.strategy));
+  const box = el('div', { class: 'auto', title: a.reason, 'data-auto': a.strategy });
+  ests.forEach((e, i) => {
+    if (i > 0) box.append(' · ');
+    box.append(el(e.strategy === a.strategy ? 'b' : 'span', {}, e.strategy + ' ' + secs(e.seconds_per_session)));
+  });
+  return box;
+}
+
+function secs(s) {
+  return s >= 10 ? s.toFixed(0) + ' s' : s >= 0.1 ? s.toFixed(2) + ' s' : (s * 1000).toFixed(1) + ' ms';
 }
 
 // drawChart plots, for each of the last HISTORY seconds, the hit rate over the WINDOW

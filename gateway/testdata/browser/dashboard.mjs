@@ -42,7 +42,8 @@ try {
   out.misses = await page.$$eval('#request-log .badge.miss', (b) => b.map((e) => e.textContent));
   out.liveRows = await page.$$eval('#live-table tbody tr[data-backend]', (rows) =>
     rows.map((r) => ({ backend: r.dataset.backend, profile: r.dataset.profile, strategy: r.dataset.strategy,
-      requests: Number(r.children[3].dataset.value) })));
+      requests: Number(r.children[3].dataset.value),
+      auto: r.querySelector('.auto')?.dataset.auto ?? '', autoText: r.querySelector('.auto')?.textContent ?? '' })));
 
   await page.waitForFunction((n) => document.getElementById('catalog-tools').dataset.value === n, env.EXPECT_TOOLS);
   out.catalogVersion = await page.getAttribute('#catalog-version', 'title');
