@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,25 +52,23 @@ func (u *Upstream) Open(parent context.Context, path string, body []byte, accept
 
 // OpenWith is Open with extra request headers (a client's own, passed on); the
 // upstream's credentials (Authorize) are set after them, so a client cannot replace them.
-//
-// body is read only until the exchange ends (cancel, or an error returned): after that a
-// transport still writing it fails instead (fencedBody), so the caller may recycle body's
-// buffer once every exchange over it has ended.
+// A BodyTracker in parent's context (TrackBody) counts the writes of body under way.
 func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, accept string, header http.Header) (*http.Response, context.CancelCauseFunc, error) {
-	ctx, cancelCtx := context.WithCancelCause(parent)
-	f := new(fence)
-	cancel := func(cause error) {
-		f.close()
-		cancelCtx(cause)
+	ctx, cancel := context.WithCancelCause(parent)
+	watch := StartWatch(cancel, u.Timeout, u.IdleTimeout)
+	bt, _ := parent.Value(bodyTrackerKey{}).(*BodyTracker)
+	if len(body) == 0 {
+		bt = nil // nothing to read
 	}
-	watch := StartWatch(cancelCtx, u.Timeout, u.IdleTimeout)
 	var reused bool
-	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
-	})
+	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused }}
+	if bt != nil {
+		trace.WroteRequest = func(httptrace.WroteRequestInfo) { bt.writes.Add(-1) }
+	}
+	traced := httptrace.WithClientTrace(ctx, trace)
 	var resp *http.Response
 	for attempt := 0; ; attempt++ {
-		req, err := u.newRequest(traced, path, body, f, accept, header)
+		req, err := u.newRequest(traced, path, body, bt, accept, header)
 		if err != nil {
 			watch.Stop()
 			cancel(nil)
@@ -97,23 +96,23 @@ func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, ac
 	return resp, cancel, nil
 }
 
-// newRequest builds one attempt of an exchange: a fresh reader over body behind the
-// exchange's fence, the client's headers, then the upstream's credentials.
-func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, f *fence, accept string, header http.Header) (*http.Request, error) {
-	method := http.MethodGet
+// newRequest builds one attempt of an exchange: a fresh reader over body (counted by bt,
+// and so is each the transport asks for to send it again), the client's headers, then
+// the upstream's credentials.
+func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, bt *BodyTracker, accept string, header http.Header) (*http.Request, error) {
+	method, rd := http.MethodGet, io.Reader(nil)
 	if body != nil {
-		method = http.MethodPost
+		method, rd = http.MethodPost, bytes.NewReader(body) // a reader net/http knows: headers and body in one write
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, u.Base+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: build request: %w", u.Name, err)
 	}
-	if body != nil {
-		req.ContentLength = int64(len(body))
-		req.Body = &fencedBody{f: f, b: body}
-		req.GetBody = func() (io.ReadCloser, error) { return &fencedBody{f: f, b: body}, nil }
-		if len(body) == 0 {
-			req.Body, req.GetBody = http.NoBody, nil
+	if bt != nil {
+		bt.writes.Add(1)
+		req.GetBody = func() (io.ReadCloser, error) {
+			bt.writes.Add(1)
+			return io.NopCloser(bytes.NewReader(body)), nil
 		}
 	}
 	for k, vs := range header {
@@ -129,46 +128,28 @@ func (u *Upstream) newRequest(ctx context.Context, path string, body []byte, f *
 	return req, nil
 }
 
-// A fence ends the reads of one exchange's request body. net/http may still be writing
-// a request body after RoundTrip has returned (an upstream that answered before reading
-// it all; see http.RoundTripper), and the gateway recycles a request's buffer once the
-// request is answered: once closed, every read behind the fence fails, so no transport
-// reads a buffer that holds another request's bytes by then.
-type fence struct {
-	mu     sync.Mutex
-	closed bool
+// A BodyTracker counts the request-body writes under way in the upstream exchanges made
+// under its context (TrackBody). net/http may still be writing a request's body after
+// RoundTrip has returned (an upstream that answered before it read it all; see
+// http.RoundTripper), and a caller that recycles the buffer the body is in must wait for
+// that: Idle says no write is under way, nor can one start. A write counts from the
+// reader made for it until net/http reports it written (httptrace's WroteRequest); one
+// that never began (no connection) counts for ever, so Idle errs towards false, never
+// towards true. A transport that reports no writes (not net/http's) leaves it false.
+type BodyTracker struct {
+	writes atomic.Int32
 }
 
-func (f *fence) close() {
-	f.mu.Lock()
-	f.closed = true
-	f.mu.Unlock()
+type bodyTrackerKey struct{}
+
+// TrackBody returns ctx with a new BodyTracker for the exchanges made under it.
+func TrackBody(ctx context.Context) (context.Context, *BodyTracker) {
+	bt := new(BodyTracker)
+	return context.WithValue(ctx, bodyTrackerKey{}, bt), bt
 }
 
-// errFenced is what a transport reads from a request body after its exchange ended.
-var errFenced = errors.New("backends: request body read after its exchange ended")
-
-// fencedBody reads b behind f.
-type fencedBody struct {
-	f *fence
-	b []byte
-}
-
-func (r *fencedBody) Read(p []byte) (int, error) {
-	r.f.mu.Lock()
-	defer r.f.mu.Unlock()
-	if r.f.closed {
-		return 0, errFenced
-	}
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b)
-	r.b = r.b[n:]
-	return n, nil
-}
-
-func (r *fencedBody) Close() error { return nil }
+// Idle reports whether no write of a tracked body is under way.
+func (bt *BodyTracker) Idle() bool { return bt.writes.Load() == 0 }
 
 // staleConn says whether err is what a kept-alive connection the upstream had already
 // closed gives: the connection ends (EOF, reset, broken pipe) before any answer. A

@@ -13,11 +13,10 @@ import (
 //
 // So whatever outlives a request copies what it keeps of the body: the tools caches
 // (knownTools, toolCache), stored responses (responsesDoor.keep), thread splices (every
-// state.Store copies). An upstream exchange stops reading the body when it ends
-// (backends.Upstream fences it), so a transport still writing it never reads the next
-// request's bytes. Race builds, which the test command runs, never recycle: they fill a
-// released buffer with poisonByte, so a test that reads what something kept reads
-// garbage and fails.
+// state.Store copies). A transport may still be sending the body upstream after its
+// answer came (backends.BodyTracker): serve then leaves the buffer to the collector.
+// Race builds, which the test command runs, never recycle: they fill a released buffer
+// with poisonByte, so a test that reads what something kept reads garbage and fails.
 type bodyReader struct {
 	scratch sync.Pool // *[]byte
 }

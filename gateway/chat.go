@@ -56,7 +56,9 @@ type exchange struct {
 	cacheSalt string        // sent to the backend when the caller's key isolates its cache
 
 	door string  // the API surface the request came through (a metric label)
-	held *[]byte // the buffer the request body is in, released when serve ends (bodyReader)
+	held *[]byte // the recycled buffer the request body is in, released when serve ends (bodyReader)
+	// bodyWrites counts the upstream writes of a body in held still under way.
+	bodyWrites *backends.BodyTracker
 
 	ops watched // the request log's, live statistics' and spans' view (reqlog.go)
 }

@@ -91,7 +91,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	}
 	s.observe(x)
 	s.record(x)
-	s.bodies.release(x.held) // the request has ended: nothing reads its body now
+	if x.held != nil && x.bodyWrites.Idle() { // else a transport may still be sending it: the collector's
+		s.bodies.release(x.held)
+	}
 }
 
 // readRequest reads the request body under the server's size and time limits, into a
@@ -119,7 +121,14 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if err != nil {
 		return err
 	}
-	x.held = held
+	if held != nil {
+		// The buffer goes back to the pool once the request ends and no upstream write
+		// of it is under way.
+		x.held = held
+		var ctx context.Context
+		ctx, x.bodyWrites = backends.TrackBody(r.Context())
+		r = r.WithContext(ctx)
+	}
 	q, err := d.decode(r, raw)
 	if err != nil {
 		return err
