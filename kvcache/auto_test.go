@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -330,5 +331,42 @@ func TestCostModel_FirstMeasuredSessionOverrulesThePrior(t *testing.T) {
 		// Two sessions observed (the second has no turns yet), four turns: the prior's
 		// 50 tokens a turn no longer count.
 		t.Errorf("workload %+v still blends the prior", w)
+	}
+}
+
+// Turns whose sessions were never seen starting (conversations that began before a
+// restart) make one long session, not an unbounded one: the workload stops at
+// MaxTurnsPerSession turns, and a decision costs the same after 100,000 such turns as
+// after 300.
+func TestDecide_TurnsWithoutSessionsAreBounded(t *testing.T) {
+	m, _ := newModel(constrainer, agent)
+	m.ObserveCatalog("p", "gpu0", largeCat)
+	for range 100_000 {
+		m.ObserveTurn("p", "gpu0", Turn{Input: 800, Output: 50})
+	}
+	d := m.Decide("p", "gpu0")
+	if d.Workload.TurnsPerSession != MaxTurnsPerSession {
+		t.Errorf("turns per session %v after 100,000 turns and no session, want %d", d.Workload.TurnsPerSession, MaxTurnsPerSession)
+	}
+	if s, _ := d.Seconds(StrategyMask); s <= 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		t.Errorf("mask's estimate %v", s)
+	}
+}
+
+// BenchmarkDecide is one decision of a profile that has seen many turns: what every
+// managed request under auto asks, under the model's lock.
+func BenchmarkDecide(b *testing.B) {
+	for _, turns := range []int{300, 100_000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			m, _ := newModel(constrainer, agent)
+			m.ObserveCatalog("p", "gpu0", largeCat)
+			for range turns {
+				m.ObserveTurn("p", "gpu0", Turn{Input: 800, Output: 50})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Decide("p", "gpu0")
+			}
+		})
 	}
 }

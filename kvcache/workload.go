@@ -20,6 +20,13 @@ func (st *autoState) halve() {
 	}
 }
 
+// MaxTurnsPerSession bounds the session a workload models. Turns whose sessions began
+// unseen (before a restart, or without a new conversation since) would otherwise make
+// one session of them all, and every decision would cost a step per turn ever observed
+// (a gateway at 1,000 requests/s slowed to a crawl within seconds). Past a few hundred
+// turns the catalog's one prefill per session weighs nothing in any strategy's cost.
+const MaxTurnsPerSession = 256
+
 // workload blends the observations with the prior, which weighs as one session until a
 // whole session has been measured (the second has started), and nothing after.
 func (st *autoState) workload(prior Workload, cat CatalogSize) Workload {
@@ -29,7 +36,7 @@ func (st *autoState) workload(prior Workload, cat CatalogSize) Workload {
 		k = 0
 	}
 	w := Workload{
-		TurnsPerSession: (k*p.TurnsPerSession + st.turns) / (k + st.sessions),
+		TurnsPerSession: min((k*p.TurnsPerSession+st.turns)/(k+st.sessions), MaxTurnsPerSession),
 		LoadsPerSession: (k*p.LoadsPerSession + st.loads) / (k + st.sessions),
 	}
 	pt := k * p.TurnsPerSession // the prior's turns, as weights of per-turn means
