@@ -12,7 +12,10 @@
 //
 // A backend must never write to the client: it returns bytes or errors and the gateway
 // decides what the client sees. HTTP backends share Upstream: a first-byte deadline and
-// an idle limit between the bytes of an answer (Watch), the classification of a broken
+// an idle limit between the bytes of an answer (Watch), one more try on a new connection
+// for a request that a kept-alive connection dropped before any answer, the count of a
+// body's writes under way for a caller that recycles its buffer (BodyTracker), the
+// classification of a broken
 // answer (ReadError: upstream_timeout, upstream_truncated, upstream_disconnected,
 // upstream_response_too_large), and Redact, so no upstream message carries a credential
 // to the client or the log. It must honour ctx: a cancelled client cancels the

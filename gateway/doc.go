@@ -32,7 +32,9 @@
 // Every request passes Server.ServeHTTP's guards: an id (X-Request-Id, the client's if
 // plain, else made) in the answer, the logs and any internal error's message; a read
 // deadline on the body (BodyTimeout + size / MinBodyRate: 408 past it); the body read
-// into a buffer that grows with what arrives, never from Content-Length; a recovered
+// into a buffer that grows with what arrives, never from Content-Length, and is
+// recycled once the request has ended (bodyReader: nothing may keep a slice of it); a
+// recovered
 // panic answered 500 (or an error event) with the id and counted; and Stop, which ends
 // what is in flight after a shutdown's grace: streams with a server_shutting_down error
 // event and a proper end, other requests with 503. Upstream failures are counted by
