@@ -166,7 +166,7 @@ func staleConn(err error) bool {
 	}
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		strings.Contains(err.Error(), "server closed idle connection")
+		strings.Contains(err.Error(), "server closed idle connection") // net/http's errServerClosedIdle, unexported
 }
 
 // TransportError classifies a request that got no answer: the client went away (parent,

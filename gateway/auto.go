@@ -40,18 +40,15 @@ type Observer interface {
 // engine's fitted costs are the backend's, shared).
 type CostChooser struct {
 	Model *kvcache.CostModel
-	// Profile labels the state of requests that name no profile. If empty, "default".
-	Profile string
 }
 
+// profile is the model's state for a request's profile; every request has one, the
+// default's included, so "" comes only from a caller outside the pipeline.
 func (c *CostChooser) profile(name string) string {
-	switch {
-	case name != "":
-		return name
-	case c.Profile != "":
-		return c.Profile
+	if name == "" {
+		return DefaultProfile
 	}
-	return DefaultProfile
+	return name
 }
 
 // Choose returns the model's decision for the profile on the backend.

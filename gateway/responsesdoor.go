@@ -104,10 +104,11 @@ func (d *responsesDoor) previous(ctx context.Context, id string) (*storedRespons
 // true by default), and on the socket, where the next turn may continue it whatever
 // store says.
 func (d *responsesDoor) keep() {
-	// This request's input and the tools it loaded are slices of its body, whose buffer
-	// is recycled once the request ends: the stored response keeps copies.
+	// The tools this request loaded are slices of its body, whose buffer is recycled once
+	// the request ends: the stored response keeps copies. Its input messages are the
+	// decoder's own bytes (responses.Request.InputMessages).
 	hist := make([]json.RawMessage, 0, len(d.history)+len(d.rq.InputMessages)+1)
-	hist = append(append(append(hist, d.history...), cloneMessages(d.rq.InputMessages)...), d.out.Messages()...)
+	hist = append(append(append(hist, d.history...), d.rq.InputMessages...), d.out.Messages()...)
 	loaded := append(append([]json.RawMessage(nil), d.loaded...), cloneMessages(d.rq.Loaded)...)
 	sr := &storedResponse{id: d.id, owner: d.owner, body: d.out.Body(), history: hist, thread: d.thread, loaded: loaded}
 	if d.ws != nil {

@@ -30,7 +30,8 @@ type Request struct {
 	Messages []json.RawMessage
 	// InputMessages are the chat messages translated from input alone. Instructions are
 	// not carried over to a later response (OpenAI's rule for previous_response_id), so
-	// this, with the Writer's Messages, is what a stored turn keeps as history.
+	// this, with the Writer's Messages, is what a stored turn keeps as history. Each is
+	// written by the decoder, so none aliases the body Decode read.
 	InputMessages []json.RawMessage
 
 	// Tools is the chat "tools" array (nil when none): the declared tools translated,
@@ -55,7 +56,8 @@ type Request struct {
 	// name. The chat function takes {"input": string}; the grammar is not enforced here.
 	CustomGrammar map[string]json.RawMessage
 	// Loaded are the Responses tool definitions that this request's input loaded
-	// (tool_search_output and additional_tools items), raw. A stored turn keeps them, and
+	// (tool_search_output and additional_tools items), raw: slices of the body Decode
+	// read, which a caller that keeps them past the body must copy. A stored turn keeps them, and
 	// a later request that continues it with previous_response_id passes them to
 	// LoadTools, so tools found by an earlier search stay callable.
 	Loaded []json.RawMessage
