@@ -109,11 +109,13 @@ func TestSearch_CJKQueryFindsTheToolThatSaysIt(t *testing.T) {
 	}
 }
 
-// Tokenizing and searching CJK and mixed-script text never panics, yields non-empty valid
-// UTF-8 tokens, gives the same answer twice, and scores on the 0–1 scale.
+// Tokenizing, splitting into clauses and searching CJK and mixed-script text never panics,
+// yields non-empty valid UTF-8 tokens, gives the same answer twice, and scores on the 0–1
+// scale.
 func FuzzTokenizeCJK(f *testing.F) {
 	for _, s := range []string{"必应搜索", "웹 검색", "ウェブ検索", "ｳｪﾌﾞ", "Bing搜索API", "ＧｉｔＨｕｂ",
-		"검색합니다, 그리고 지도", "查询天气然后生成词云", "\xe5\xbf", "一", "々ー", "ﬁle 搜\u0301索", ""} {
+		"검색합니다, 그리고 지도", "查询天气然后生成词云", "search the web for news, then write the text to a file and post it",
+		"서울 날씨를 확인하고 주간 기온을 꺾은선 차트로 그려줘", "\xe5\xbf", "一", "々ー", "ﬁle 搜\u0301索", ""} {
 		f.Add(s)
 	}
 	ix := NewIndex(cjkCatalog(f), Options{})
@@ -129,6 +131,9 @@ func FuzzTokenizeCJK(f *testing.F) {
 					t.Fatalf("token %q of %q", w, q)
 				}
 			}
+		}
+		if a, b := clauses(q), clauses(q); !slices.Equal(a, b) || len(a) == 1 {
+			t.Fatalf("%q splits as %q, then %q", q, a, b)
 		}
 		for _, x := range []*Index{ix, plain} {
 			a := x.Search(q, SearchOptions{TopK: -1, MinScore: -1})
