@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -157,4 +158,57 @@ func BenchmarkRequest(b *testing.B) {
 			reportPercentiles(b, lat)
 		})
 	}
+}
+
+// BenchmarkSearchMultilingual searches the retrieval benchmark's multilingual catalog (203
+// MCP tools, 30 described in Chinese or Korean) with its queries in four languages and
+// its multi-step tasks, which are split into clauses and ranked once per clause.
+func BenchmarkSearchMultilingual(b *testing.B) {
+	var files []string
+	for _, dir := range []string{"mcp", "mcp_cjk"} {
+		fs, err := filepath.Glob(benchData + dir + "/*.json")
+		if err != nil || len(fs) == 0 {
+			b.Fatalf("no %s catalog: %v", dir, err)
+		}
+		files = append(files, fs...)
+	}
+	tools, err := ReadFiles(files...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := NewIndex(c, Options{})
+	for _, set := range []string{"multilingual/zh.txt", "multilingual/ja.txt", "multilingual/ko.txt", "tasks.txt"} {
+		b.Run(strings.TrimSuffix(filepath.Base(set), ".txt"), func(b *testing.B) {
+			qs := readBenchQueries(b, benchData+set)
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				ix.Search(qs[i%len(qs)], SearchOptions{})
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+func readBenchQueries(b *testing.B, path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var qs []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			text, _, _ := strings.Cut(line, "|")
+			qs = append(qs, strings.TrimSpace(text))
+		}
+	}
+	return qs
 }

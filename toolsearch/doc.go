@@ -45,6 +45,10 @@
 // and summed before one saturation, t/(k1+t), with k1 1.2 and b 0.75; times the term's
 // idf, ln(1+(N−df+0.5)/(df+0.5)). Words are tokenized (snake_case, camelCase in
 // identifiers, dots, dashes, digits), lowercased, stop-word filtered and Porter-stemmed.
+// Text other than ASCII is NFKC-normalised first; runs of Han, Hiragana, Katakana and
+// Hangul, written without spaces, become overlapping character bigrams (a run of one,
+// its character), as Lucene's CJKBigramFilter makes them, and a Hangul run longer than
+// two is also kept whole, being a space-separated Korean word.
 // Each query word expands to its synonyms (DefaultSynonyms) at half weight; a tool's score
 // for a word is its best-matching form, not a sum over synonyms. Idioms ("turn off") stand
 // for a verb ("stop"); argument values stand for their kind (an email address for "email",
@@ -58,6 +62,16 @@
 // possible word). So 1 means "matches everything asked", 0.3 "matches about a third,
 // weighted by rarity", whatever the query's length or the catalog's size. Term-frequency
 // saturation keeps even perfect matches near 0.7–0.8 before the name boost.
+//
+// # Tasks
+//
+// A query of at least eight words the catalog has that names several steps, in clauses of
+// three content words or more split at punctuation or a joining word (and, then; 然后;
+// そして; 그리고 and the others in task.go), is also ranked clause by clause; the whole
+// query's ranking and the clauses' are interleaved (the whole query's first, each
+// clause's first, then the seconds, each tool once), each ranking under its own cut, and
+// a result's score is its score in the ranking it came from. Hybrid's lexical ranking is
+// made the same way. The plain baseline and the Keyword scorer rank every query whole.
 //
 // # Score cut
 //

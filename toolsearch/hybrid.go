@@ -117,7 +117,7 @@ func (h *Hybrid) Search(ctx context.Context, text string, o SearchOptions) ([]Re
 	ix.root()
 	var lexical []hit
 	if q := ix.parse(text); len(q.concepts) > 0 {
-		lexical = ix.rank(&q, h.opt.Candidates, 0, false)
+		lexical = ix.steps(text, &q, func(q *query) []hit { return ix.rank(q, h.opt.Candidates, 0, false) })
 		if len(lexical) > h.opt.Candidates {
 			lexical = lexical[:h.opt.Candidates]
 		}

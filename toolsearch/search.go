@@ -63,15 +63,9 @@ func (ix *Index) Search(text string, o SearchOptions) []Result {
 	if len(q.concepts) == 0 {
 		return out
 	}
-	minScore, share := cut(o.MinScore, &q)
-	hits := ix.rankCut(&q, topK, minScore, share, o.Filter != nil)
-	if share > 0 && len(hits) > 0 {
-		// Relative to the best match in the catalog, hidden or not: Filter hides tools,
-		// it does not change which matches count as weak.
-		minScore = math.Min(minScore, share*hits[0].score)
-	}
+	hits := ix.steps(text, &q, func(q *query) []hit { return ix.top(q, topK, o) })
 	for _, h := range hits {
-		if h.score < minScore || (topK > 0 && len(out) >= topK) {
+		if topK > 0 && len(out) >= topK {
 			break
 		}
 		if t := ix.tool(h.doc); t != exact && allow(t) {
@@ -79,6 +73,58 @@ func (ix *Index) Search(text string, o SearchOptions) []Result {
 		}
 	}
 	return out
+}
+
+// steps ranks q with rank and, for a task-shaped query (see task.go), interleaves that
+// ranking with each clause's; Search and Hybrid.Search's lexical ranking share it.
+func (ix *Index) steps(text string, q *query, rank func(*query) []hit) []hit {
+	hits := rank(q)
+	cs := ix.taskClauses(text, q)
+	if cs == nil {
+		return hits
+	}
+	lists := [][]hit{hits}
+	for i := range cs {
+		lists = append(lists, rank(&cs[i]))
+	}
+	return interleave(lists)
+}
+
+// taskClauses parses the clauses of a task-shaped query q (see task.go), or returns nil
+// for a query of one clause or fewer than minTaskWords words the catalog has. The plain
+// baseline and the keyword scorer, the simple searches, never split.
+func (ix *Index) taskClauses(text string, q *query) []query {
+	if ix.cfg.plain || ix.cfg.keyword || len(q.concepts) < minTaskWords {
+		return nil
+	}
+	var qs []query
+	for _, c := range clauses(text) {
+		if q := ix.parse(c); len(q.concepts) > 0 {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) < 2 {
+		return nil
+	}
+	return qs
+}
+
+// top ranks the tools for q under o's score cut, best first: the first topK+1 (a caller
+// that skips the exact name still has topK), or all if unbounded or filtered.
+func (ix *Index) top(q *query, topK int, o SearchOptions) []hit {
+	minScore, share := cut(o.MinScore, q)
+	hits := ix.rankCut(q, topK, minScore, share, o.Filter != nil)
+	if share > 0 && len(hits) > 0 {
+		// Relative to the best match in the catalog, hidden or not: Filter hides tools,
+		// it does not change which matches count as weak.
+		minScore = math.Min(minScore, share*hits[0].score)
+	}
+	for i, h := range hits {
+		if h.score < minScore {
+			return hits[:i]
+		}
+	}
+	return hits
 }
 
 const (

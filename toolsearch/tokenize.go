@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // tokenize appends the lowercase words of an identifier (a tool or parameter name) to dst.
@@ -21,7 +23,15 @@ func tokenizeText(dst []string, s string) []string { return split(dst, s, false,
 
 // split appends the words of s, lowercased if lower; the tool indexer lowercases through
 // its cache instead, so that a word seen before costs no allocation.
+//
+// Text other than ASCII is NFKC-normalised first (Unicode Standard Annex #15), so that
+// full-width "ＧｉｔＨｕｂ" is "github" and half-width "ｳｪﾌﾞ" is "ウェブ". A run of Han,
+// Hiragana, Katakana or Hangul, which are written without spaces between words, becomes
+// its overlapping bigrams ("必应搜索" → 必应, 应搜, 搜索), or the one character of a
+// run of one, as Lucene's CJKBigramFilter does; a Hangul run, being a space-separated
+// Korean word, is also kept whole ("검색합니다" → its bigrams and 검색합니다).
 func split(dst []string, s string, camel, lower bool) []string {
+	s = nfkc(s)
 	start := -1 // byte offset of the current word, -1 between words
 	var prev rune
 	for i := 0; i < len(s); {
@@ -32,6 +42,17 @@ func split(dst []string, s string, camel, lower bool) []string {
 		k := class(r)
 		if r == utf8.RuneError && size == 1 {
 			k = other
+		}
+		if k == cjk {
+			if start >= 0 {
+				dst = appendWord(dst, s[start:i], lower)
+				start = -1
+			}
+			prev = 0
+			var n int
+			dst, n = bigrams(dst, s[i:])
+			i += n
+			continue
 		}
 		if k == other {
 			if start >= 0 {
@@ -65,6 +86,7 @@ const (
 	lower
 	upper
 	digit
+	cjk // Han, Hiragana, Katakana, Hangul
 )
 
 func class(r rune) charClass {
@@ -77,6 +99,8 @@ func class(r rune) charClass {
 		return digit
 	case r < utf8.RuneSelf:
 		return other
+	case isCJK(r):
+		return cjk
 	case unicode.IsUpper(r):
 		return upper
 	case unicode.IsLetter(r):
@@ -151,4 +175,55 @@ func trailingLetters(word string) int {
 		i -= size
 	}
 	return n
+}
+
+// isCJK reports whether r is written in a script without spaces between words: Han (and
+// its iteration mark 々), Hiragana, Katakana (and the prolonged sound mark ー), Hangul.
+func isCJK(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return false
+	case r == 'ー' || r == '々':
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// bigrams appends the words of the CJK run s starts with and returns the run's length in
+// bytes: each pair of adjacent characters, or the character of a run of one; and the
+// whole run too when it is all Hangul and longer than two characters.
+func bigrams(dst []string, s string) ([]string, int) {
+	end, runes, hangul := 0, 0, true
+	prev := -1 // byte offset of the previous character of the run
+	for end < len(s) {
+		r, size := utf8.DecodeRuneInString(s[end:])
+		if r == utf8.RuneError && size == 1 || !isCJK(r) {
+			break
+		}
+		if prev >= 0 {
+			dst = append(dst, s[prev:end+size])
+		}
+		hangul = hangul && unicode.Is(unicode.Hangul, r)
+		prev = end
+		end += size
+		runes++
+	}
+	switch {
+	case runes == 1:
+		dst = append(dst, s[:end])
+	case runes > 2 && hangul:
+		dst = append(dst, s[:end])
+	}
+	return dst, end
+}
+
+// nfkc is s in Unicode normalisation form NFKC; ASCII, which it leaves as is, costs one
+// pass and no allocation.
+func nfkc(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFKC.String(s)
+		}
+	}
+	return s
 }

@@ -25,7 +25,7 @@ func TestTokenize_SplitsNamesAndProseAlike(t *testing.T) {
 		{"ec2 s3 k8s v2", []string{"ec2", "s3", "k8s", "v2"}},
 		{"mySQL", []string{"my", "sql"}},
 		{"  ", nil},
-		{"日本語のテキスト", []string{"日本語のテキスト"}},
+		{"日本語のテキスト", []string{"日本", "本語", "語の", "のテ", "テキ", "キス", "スト"}},
 		{"Überweisung erstellen", []string{"überweisung", "erstellen"}},
 		{"bad\xffutf8", []string{"bad", "utf", "8"}},
 	}

@@ -39,6 +39,12 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	rep.markdown(stdout)
+	ml, err := evaluateMultilingual(*data)
+	if err != nil {
+		return err
+	}
+	rep.Multilingual = ml
+	ml.markdown(stdout)
 	if *verbose != "" {
 		rep.misses(stdout, *verbose)
 	}
