@@ -110,7 +110,6 @@ func parseCommon() (*Grammar, error) {
 	}
 }
 
-
 // refsOf lists the names e refers to, in order, with repeats.
 func refsOf(e expr) []string {
 	var out []string
