@@ -261,27 +261,67 @@ type hoisted string
 
 func (hoisted) isExpr() {}
 
+// hexEscaper writes \xHH escapes so that both readers agree on them: llama.cpp reads
+// exactly two hex digits after \x, xgrammar as many as follow, so a hex digit
+// right after an escape is escaped too.
+type hexEscaper struct {
+	b         *strings.Builder
+	afterHexa bool
+}
+
+func (h *hexEscaper) raw(r rune) {
+	if h.afterHexa && isHex(r) {
+		h.escape(r)
+		return
+	}
+	h.b.WriteRune(r)
+	h.afterHexa = false
+}
+
+func (h *hexEscaper) text(s string) {
+	h.b.WriteString(s)
+	h.afterHexa = false
+}
+
+func (h *hexEscaper) escape(r rune) {
+	switch {
+	case r <= 0xFF:
+		fmt.Fprintf(h.b, `\x%02X`, r)
+		h.afterHexa = true
+	case r <= 0xFFFF:
+		fmt.Fprintf(h.b, `\u%04X`, r)
+		h.afterHexa = false
+	default:
+		fmt.Fprintf(h.b, `\U%08X`, r)
+		h.afterHexa = false
+	}
+}
+
+func isHex(r rune) bool {
+	return r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F'
+}
+
 // writeLiteral writes s as a GBNF string: the quote, the backslash and
 // control characters escaped, other code points as they are.
 func writeLiteral(b *strings.Builder, s string) {
+	h := &hexEscaper{b: b}
 	b.WriteByte('"')
 	for _, r := range s {
 		switch {
 		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
+			h.text(`\` + string(r))
 		case r == '\n':
-			b.WriteString(`\n`)
+			h.text(`\n`)
 		case r == '\r':
-			b.WriteString(`\r`)
+			h.text(`\r`)
 		case r == '\t':
-			b.WriteString(`\t`)
+			h.text(`\t`)
 		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(b, `\x%02X`, r)
+			h.escape(r)
 		case r == utf8.RuneError:
-			b.WriteString(`\uFFFD`)
+			h.text(`\uFFFD`)
 		default:
-			b.WriteRune(r)
+			h.raw(r)
 		}
 	}
 	b.WriteByte('"')
@@ -297,25 +337,21 @@ func writeClass(b *strings.Builder, c class) {
 		b.WriteByte('^')
 		c = neg
 	}
+	h := &hexEscaper{b: b}
 	for _, r := range c {
-		writeClassRune(b, r.lo)
+		writeClassRune(h, r.lo)
 		if r.hi != r.lo {
-			b.WriteByte('-')
-			writeClassRune(b, r.hi)
+			h.text("-")
+			writeClassRune(h, r.hi)
 		}
 	}
 	b.WriteByte(']')
 }
 
-func writeClassRune(b *strings.Builder, r rune) {
-	switch {
-	case r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-		b.WriteRune(r)
-	case r <= 0xFF:
-		fmt.Fprintf(b, `\x%02X`, r)
-	case r <= 0xFFFF:
-		fmt.Fprintf(b, `\u%04X`, r)
-	default:
-		fmt.Fprintf(b, `\U%08X`, r)
+func writeClassRune(h *hexEscaper, r rune) {
+	if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+		h.raw(r)
+		return
 	}
+	h.escape(r)
 }
