@@ -202,10 +202,8 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{kind: tDotDot, line: line})
 			i += 2
 		default:
-			k, ok := map[byte]tokKind{'%': tPercent, ':': tColon, '|': tBar, '(': tLParen, ')': tRParen,
-				'[': tLBrack, ']': tRBrack, '?': tQuestion, '*': tStar, '+': tPlus, '~': tTilde,
-				'.': tDot, ',': tComma, '{': tLBrace, '}': tRBrace, '!': tBang}[c]
-			if !ok {
+			k := punctKind(c)
+			if k == tEOF {
 				r, _ := utf8.DecodeRuneInString(src[i:])
 				return nil, &Error{Line: line, Msg: fmt.Sprintf("unexpected %q", r)}
 			}
@@ -214,6 +212,17 @@ func lex(src string) ([]token, error) {
 		}
 	}
 	return append(toks, token{kind: tEOF, line: line}), nil
+}
+
+// punctKind is the token of a one-byte punctuation mark, tEOF for none.
+func punctKind(c byte) tokKind {
+	const marks = "%:|()[]?*+~.,{}!"
+	kinds := [...]tokKind{tPercent, tColon, tBar, tLParen, tRParen, tLBrack, tRBrack, tQuestion,
+		tStar, tPlus, tTilde, tDot, tComma, tLBrace, tRBrace, tBang}
+	if i := strings.IndexByte(marks, c); i >= 0 {
+		return kinds[i]
+	}
+	return tEOF
 }
 
 func readFlags(src string, i *int) string {
