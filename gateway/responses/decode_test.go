@@ -3,6 +3,8 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -233,6 +235,34 @@ func TestDecodeTools(t *testing.T) {
 	}
 }
 
+// TestDecodeTools_GrammarRefusalNamesConstruct holds that a custom tool's grammar the
+// gateway cannot enforce is refused with a message naming what it cannot take.
+func TestDecodeTools_GrammarRefusalNamesConstruct(t *testing.T) {
+	for def, construct := range map[string]string{
+		`start: WS\n%ignore WS\n%import common.WS`: "%ignore",
+		`start: /(?<!x)a/`:                         "look-behind",
+		`start: start \"a\" | \"a\"`:               "left recursion",
+	} {
+		_, err := Decode([]byte(`{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark","definition":"`+def+`"}}]}`), Options{})
+		if err == nil {
+			t.Errorf("%s: accepted", def)
+			continue
+		}
+		if !strings.Contains(err.Message, construct) || !strings.Contains(err.Message, "tools[0].format.definition") {
+			t.Errorf("%s: message %q does not name %q and the definition", def, err.Message, construct)
+		}
+	}
+	// The grammars Codex ships are taken.
+	for _, f := range []string{"apply_patch", "exec", "js_repl"} {
+		def, err := os.ReadFile(filepath.Join("..", "..", "masking", "lark", "testdata", "codex", f+".lark"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(string(def))
+		mustDecode(t, `{"model":"m","tools":[{"type":"custom","name":"`+f+`","format":{"type":"grammar","syntax":"lark","definition":`+string(q)+`}}]}`, Options{})
+	}
+}
+
 func TestDecodeToolChoice(t *testing.T) {
 	tools := `[{"type":"function","name":"f"},{"type":"custom","name":"c"},{"type":"namespace","name":"crm","tools":[{"type":"function","name":"lookup"}]},{"type":"web_search"}]`
 	cases := []struct{ choice, want string }{
@@ -296,6 +326,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate names", `{"model":"m","tools":[{"type":"function","name":"crm.a"},{"type":"namespace","name":"crm","tools":[{"type":"function","name":"a"}]}]}`, "tools[1].tools[0]", "invalid_value", Options{}},
 		{"nested namespace", `{"model":"m","tools":[{"type":"namespace","name":"a","tools":[{"type":"namespace","name":"b","tools":[]}]}]}`, "tools[0].tools[0].type", "unsupported_value", Options{}},
 		{"custom format type", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"yaml"}}]}`, "tools[0].format.type", "invalid_value", Options{}},
+		{"grammar without syntax", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","definition":"start: \"a\""}}]}`, "tools[0].format.syntax", "missing_required_parameter", Options{}},
+		{"grammar syntax unknown", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"peg","definition":"x"}}]}`, "tools[0].format.syntax", "invalid_value", Options{}},
+		{"grammar without definition", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark"}}]}`, "tools[0].format.definition", "missing_required_parameter", Options{}},
+		{"lark outside the subset", `{"model":"m","tools":[{"type":"function","name":"f"},{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark","definition":"start: WS\n%ignore WS\n%import common.WS"}}]}`, "tools[1].format", "unsupported_value", Options{}},
+		{"regex outside the subset", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"regex","definition":"a(?=b)"}}]}`, "tools[0].format", "unsupported_value", Options{}},
+		{"namespaced lark malformed", `{"model":"m","tools":[{"type":"namespace","name":"n","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark","definition":"start: \"a"}}]}]}`, "tools[0].tools[0].format", "unsupported_value", Options{}},
 		{"hosted refused", `{"model":"m","tools":[{"type":"function","name":"f"},{"type":"web_search_preview"}]}`, "tools[1].type", "unsupported_value", Options{Hosted: "refuse"}},
 		{"hosted item refused", `{"model":"m","input":[{"type":"mcp_call","id":"x"}]}`, "input[0].type", "unsupported_value", Options{Hosted: "refuse"}},
 		{"tool_choice bad string", `{"model":"m","tool_choice":"always"}`, "tool_choice", "invalid_value", Options{}},

@@ -49,8 +49,12 @@
 //     custom_tool_call) with name and namespace apart. The namespace's description has no
 //     place in chat and is not sent.
 //   - custom → a chat function taking {"input": string}; its format (a lark or regex
-//     grammar, or text) is kept in CustomGrammar and not enforced here. A call comes
-//     back as a custom_tool_call with that input.
+//     grammar, or text) is kept in CustomGrammar. A grammar must be in the subset
+//     masking/lark translates to GBNF (Codex's apply_patch, exec and js_repl are): one
+//     outside it, a syntax other than lark or regex, or a format without syntax or
+//     definition is a 400 naming the construct (param tools[i].format, or the missing
+//     member). A grammar in the subset is accepted and not yet enforced while decoding.
+//     A call comes back as a custom_tool_call with that input.
 //   - tool_search with execution "client" → a chat function named tool_search, with the
 //     parameters and description given (else {"query": string}); a call comes back as a
 //     tool_search_call. Without execution "client" it is a hosted tool.

@@ -1,9 +1,11 @@
 package responses
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/masking/lark"
 )
 
 // decoder translates one request's tools, tool_choice and input.
@@ -103,6 +105,11 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 				}
 				if ft != "text" && ft != "grammar" {
 					return nil, invalid(ff.param("type"), "Invalid value for '%s': %q; expected text or grammar.", ff.param("type"), ft)
+				}
+				if ft == "grammar" {
+					if e := checkGrammar(ff); e != nil {
+						return nil, e
+					}
 				}
 				t.grammar = format
 			}
@@ -310,4 +317,35 @@ func (d *decoder) resolve(name string) string {
 func choiceOf(name string) []byte {
 	fn := newObj(len(name)+16).str("name", name).done()
 	return newObj(len(fn)+32).str("type", "function").raw("function", fn).done()
+}
+
+// checkGrammar refuses a custom tool's grammar the gateway could not translate for an
+// engine (masking/lark's subset), naming the construct, so that a grammar is never
+// silently dropped.
+func checkGrammar(ff fields) *door.Error {
+	syntax, e := ff.need("syntax")
+	if e != nil {
+		return e
+	}
+	def, e := ff.need("definition")
+	if e != nil {
+		return e
+	}
+	var err error
+	switch syntax {
+	case "lark":
+		_, err = lark.Parse(def)
+	case "regex":
+		_, err = lark.Regex(def)
+	default:
+		return invalid(ff.param("syntax"), "Invalid value for '%s': %q; expected lark or regex.", ff.param("syntax"), syntax)
+	}
+	var le *lark.Error
+	if errors.As(err, &le) {
+		return unsupported(ff.prefix, "The %s grammar in '%s' is outside the subset this gateway enforces: %v.", syntax, ff.param("definition"), le)
+	}
+	if err != nil {
+		return invalid(ff.prefix, "The %s grammar in '%s' could not be read: %v.", syntax, ff.param("definition"), err)
+	}
+	return nil
 }
