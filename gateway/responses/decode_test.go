@@ -283,7 +283,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"output missing", `{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}`, "input[0].output", "missing_required_parameter", Options{}},
 		{"custom call without input", `{"model":"m","input":[{"type":"custom_tool_call","call_id":"c","name":"p"}]}`, "input[0].input", "missing_required_parameter", Options{}},
 		{"item_reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]", "unsupported_value", Options{}},
-		{"input_file", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0].type", "unsupported_value", Options{}},
+		{"input_file filename not a string", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","filename":1,"file_data":"x"}]}]}`, "input[0].content[0].filename", "invalid_type", Options{}},
 		{"image by file id", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"f","detail":"auto"}]}]}`, "input[0].content[0].file_id", "unsupported_value", Options{}},
 		{"unknown part", `{"model":"m","input":[{"role":"user","content":[{"type":"input_video"}]}]}`, "input[0].content[0].type", "unsupported_value", Options{}},
 		{"tool_search_output without tools", `{"model":"m","input":[{"type":"tool_search_output","call_id":"c"}]}`, "input[0].tools", "missing_required_parameter", Options{}},
