@@ -287,7 +287,20 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		return nil
 	case "item_reference":
 		return unsupported(param, "Input item '%s' is an item_reference, which this gateway cannot resolve; send the item itself, or continue the response with 'previous_response_id'.", param)
-	case "compaction", "compaction_trigger":
+	case "compaction":
+		// What /v1/responses/compact made: the summary it carries becomes a user message
+		// in the item's place, before the rest of the input.
+		enc, e := requiredString(f, "encrypted_content")
+		if e != nil {
+			return e
+		}
+		summary, ok := DecodeCompaction(enc)
+		if !ok {
+			return invalid(f.param("encrypted_content"), "Input item '%s' is a compaction item this gateway did not make (its encrypted_content is not the gateway's format, or is damaged); compact the conversation through this gateway's /v1/responses/compact, or send the conversation's items instead.", param)
+		}
+		c.message(newObj(len(summary)+64).str("role", "user").raw("content", quote(compactionPrefix+summary)).done())
+		return nil
+	case "compaction_trigger":
 		return unsupported(f.param("type"), "Input item '%s' is a %s item, which this gateway cannot read; send the conversation's items instead.", param, typ)
 	}
 	if hostedItems[typ] {
