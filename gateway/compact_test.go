@@ -49,7 +49,8 @@ func TestDoors_ResponsesCompactRoundTrip(t *testing.T) {
 		t.Fatalf("compaction answer: %s", out)
 	}
 	var item struct {
-		Type, ID, EncryptedContent string `json:"encrypted_content"`
+		Type             string `json:"type"`
+		EncryptedContent string `json:"encrypted_content"`
 	}
 	if err := json.Unmarshal(got.Output[2], &item); err != nil || item.Type != "compaction" || item.EncryptedContent == "" {
 		t.Fatalf("no compaction item: %s", got.Output[2])
