@@ -18,6 +18,25 @@ import (
 // hosted_tools: drop), comma-separated.
 const HeaderDroppedTools = "X-Maskgate-Dropped-Tools"
 
+// HeaderWarning carries, one value each, what a door left out of the conversation the
+// client sent (a document it could not read); the model reads a note in its place.
+const HeaderWarning = "X-Maskgate-Warning"
+
+// warn sets each warning as a HeaderWarning value and logs where it was (a warning's
+// path, before ": "; the rest may quote a document's title, which logs never hold).
+func warn(s *Server, w http.ResponseWriter, door string, warnings []string) {
+	for _, m := range warnings {
+		w.Header().Add(HeaderWarning, strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, m))
+		at, _, _ := strings.Cut(m, ": ")
+		s.log.Warn("content left out of the conversation", "door", door, "at", at)
+	}
+}
+
 // messagesDoor is POST /v1/messages: Anthropic's Messages API, translated to the
 // pipeline's Chat Completions and back.
 type messagesDoor struct {
@@ -55,6 +74,7 @@ func (d *messagesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *re
 	if len(d.rq.Dropped) > 0 {
 		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
 	}
+	warn(s, w, "messages", d.rq.Warnings)
 	mw := messages.NewWriter(&sseEvents{s: s, w: w, x: x}, q.env.Stream, "msg_"+randomID(), d.rq)
 	if q.env.Stream {
 		return mw

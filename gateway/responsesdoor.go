@@ -144,6 +144,7 @@ func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *r
 	if len(d.rq.Dropped) > 0 {
 		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
 	}
+	warn(s, w, "responses", d.rq.Warnings)
 	var ev door.Events = &sseEvents{s: s, w: w, x: x}
 	if d.ws != nil {
 		ev = &socketEvents{s: s, x: x, ws: d.ws}

@@ -243,6 +243,8 @@ func New(o Options) *Server {
 	s.handle("/v1/messages", http.MethodPost, s.authenticate(s.messages))
 	s.handle("/v1/messages/count_tokens", http.MethodPost, s.authenticate(s.countMessageTokens))
 	s.mux.HandleFunc("/v1/responses", s.authenticate(s.responsesRoot))
+	s.handle("/v1/responses/compact", http.MethodPost, s.authenticate(s.compactResponse))
+	s.handle("/v1/responses/input_tokens", http.MethodPost, s.authenticate(s.responseInputTokens))
 	s.mux.HandleFunc("/v1/responses/", s.authenticate(s.responseByID))
 	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
 	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))

@@ -15,7 +15,7 @@ import (
 )
 
 // keepExchange files this request's hidden exchange under its thread, to be spliced back
-// after the client's messages of this request.
+// after the client's last message of this request, found by its content.
 func (s *Server) keepExchange(ctx context.Context, p *toolPlan) error {
 	if len(p.hidden) == 0 || p.thread == "" {
 		return nil
@@ -24,7 +24,11 @@ func (s *Server) keepExchange(ctx context.Context, p *toolPlan) error {
 	for i, h := range p.hidden {
 		hidden[i] = h
 	}
-	if err := s.store.AddSplice(ctx, p.thread, state.Splice{After: p.clientMsgs, Messages: hidden}); err != nil {
+	sp := state.Splice{After: p.clientMsgs, Messages: hidden}
+	if p.lastClient != nil {
+		sp.Anchor = state.AnchorOf(p.lastClient)
+	}
+	if err := s.store.AddSplice(ctx, p.thread, sp); err != nil {
 		return stateUnavailable(err)
 	}
 	return nil

@@ -6,9 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
@@ -462,5 +465,79 @@ func TestToolLoop_FilterPolicyAndAutoLoad(t *testing.T) {
 	resp.Body.Close()
 	if got := fmt.Sprint(toolNames(t, sc.bodies[2]["tools"])); strings.Contains(got, "calendar_create_event") {
 		t.Errorf("an intern's request offers %s", got)
+	}
+}
+
+// An agent that rewrites its history (compaction) moves or removes the message a hidden
+// exchange followed: the exchange goes back after that message wherever it now is, or is
+// dropped when it is gone, and what it loaded stays loaded either way.
+func TestToolLoop_SpliceFollowsItsMessageThroughARewrittenHistory(t *testing.T) {
+	sc := &scripted{replies: []string{
+		`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}`,
+		callReply("c1", "search_tools", `{"query":"post a slack message"}`),
+		callReply("c2", "load_tool", `{"toolName":"slack_send_message"}`),
+		callReply("c3", "slack_send_message", `{"x":"hi"}`),
+	}}
+	gw := managedGateway(t, sc, gateway.ModeServer)
+	greet, hello := `{"role":"user","content":"hi there"}`, `{"role":"assistant","content":"hello"}`
+	ask := `{"role":"user","content":"tell the team on slack"}`
+	call := `{"role":"assistant","content":null,"tool_calls":[{"id":"c3","type":"function","function":{"name":"slack_send_message","arguments":"{\"x\":\"hi\"}"}}]}`
+	result := `{"role":"tool","tool_call_id":"c3","content":"sent"}`
+	post := func(msgs ...string) {
+		t.Helper()
+		body := `{"model":"m1","messages":[` + strings.Join(msgs, ",") + `]}`
+		if resp, out := postWithThread(t, gw, body, "rewrite"); resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, out)
+		}
+	}
+	post(greet)
+	post(greet, hello, ask) // rounds: search, load, then the call the client gets
+	// The last round's messages: the client's three, then the hidden exchange (search
+	// call and result, load call and result).
+	last := messagesOf(t, sc.bodies[3]["messages"])
+	if len(last) != 7 || !strings.Contains(string(last[3]), `"search_tools"`) || !strings.Contains(string(last[6]), `"tool_call_id":"c2"`) {
+		t.Fatalf("the last round is not the client's messages and the hidden exchange: %s", sc.bodies[3]["messages"])
+	}
+	hidden := last[3:7]
+
+	done := `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`
+	summary := `{"role":"user","content":"Summary: we said hello."}`
+	for _, c := range []struct {
+		name   string
+		client []string
+		// after is the client message the exchange must follow; "" when it must be gone.
+		after string
+	}{
+		{"earlier turn summarised", []string{summary, ask, call, result}, ask},
+		{"earlier turn removed, re-indented", []string{"{ \"role\": \"user\", \"content\": \"tell the team on slack\" }", call, result}, "{ \"role\": \"user\", \"content\": \"tell the team on slack\" }"},
+		{"its message summarised away", []string{summary, call, result}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc.replies = []string{done}
+			n := len(sc.bodies)
+			post(c.client...)
+			got := messagesOf(t, sc.bodies[n]["messages"])
+			// The engine's view is the client's messages with the exchange (or nothing) after
+			// the anchor: written out here from the client's messages.
+			var want []string
+			for _, m := range c.client {
+				want = append(want, m)
+				if m == c.after {
+					for _, h := range hidden {
+						want = append(want, string(h))
+					}
+				}
+			}
+			gotS := make([]string, len(got))
+			for i, m := range got {
+				gotS[i] = string(m)
+			}
+			if d := cmp.Diff(want, gotS); d != "" {
+				t.Errorf("engine's messages (-want +got):\n%s", d)
+			}
+			if tools := toolNames(t, sc.bodies[n]["tools"]); !slices.Contains(tools, "slack_send_message") {
+				t.Errorf("tools %v: the load was forgotten", tools)
+			}
+		})
 	}
 }

@@ -46,6 +46,9 @@ type toolPlan struct {
 	// hidden is what this request's rounds added, to splice back next time.
 	hidden     [][]byte
 	clientMsgs int
+	// lastClient is the client's last message (a slice of the body), the anchor of
+	// this request's hidden exchange.
+	lastClient json.RawMessage
 	// strategy is how tools reach the engine (Strategy* constants). Under every one but
 	// remove the engine sees the whole catalog, byte-identical whatever is loaded.
 	strategy Strategy
@@ -162,6 +165,9 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		rules:      s.profiles.Load().rules,
 		removed:    removed,
 		clientMsgs: len(env.Messages),
+	}
+	if n := len(env.Messages); n > 0 {
+		p.lastClient = env.Messages[n-1]
 	}
 	// What was kept for the thread: its loaded tools, hidden exchanges and strategy pin.
 	var snap state.Snapshot
@@ -286,13 +292,15 @@ func stateUnavailable(err error) error {
 		Message: "the gateway's state store is unavailable, so this conversation's loaded tools cannot be read or kept; retry shortly", Err: err}
 }
 
-// spliceMessages puts each hidden exchange back after the client message it followed. An
-// exchange past the end of the client's history (the client rewound) is dropped.
+// spliceMessages puts each hidden exchange back after the client message it followed,
+// found by its content (state.Place): an exchange whose message the client removed or
+// rewrote is dropped, and what it loaded stays loaded.
 func spliceMessages(client []json.RawMessage, splices []state.Splice) [][]byte {
+	at := state.Place(client, splices)
 	out := make([][]byte, 0, len(client))
 	for i := 0; i <= len(client); i++ {
-		for _, sp := range splices {
-			if sp.After == i {
+		for k, sp := range splices {
+			if at[k] == i {
 				for _, m := range sp.Messages {
 					out = append(out, m)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 )
 
 // part is one chat content part. text is set for a text part: its raw JSON string, so
@@ -361,9 +362,11 @@ func imagePart(p string, o *oai.Object) (part, *door.Error) {
 	return part{json: append(b, "}}"...)}, nil
 }
 
-// document translates a document block with a text source (its data as a text part) or
-// a content source (its text and image blocks); PDFs and files are refused, the engine
-// reading neither. title, context and citations are not sent.
+// document translates a document block with a text source (its data as a text part), a
+// content source (its text and image blocks), or a base64 PDF (its text, package
+// pdftext); a PDF that cannot be read, and url and file sources (the gateway fetches
+// nothing), become a note that the document was left out, listed in Request.Warnings.
+// title, context and citations are not sent.
 func (t *translator) document(p string, o *oai.Object) ([]part, *door.Error) {
 	src, _ := o.Get("source")
 	so, ok := object(src)
@@ -415,11 +418,37 @@ func (t *translator) document(p string, o *oai.Object) ([]part, *door.Error) {
 			out = append(out, ps)
 		}
 		return out, nil
-	case "base64", "url", "file":
-		return nil, bad(p+".source.type", "PDF and file documents are not supported by this gateway; send the document's text (a text block, or a document with a text source)")
+	case "base64":
+		mt, _ := so.Get("media_type")
+		data, _ := so.Get("data")
+		if !isString(data) {
+			return nil, bad(p+".source.data", "Field required: the base64 PDF data")
+		}
+		if isString(mt) && unquote(mt) != "application/pdf" {
+			return nil, bad(p+".source.media_type", "a base64 document must be application/pdf, got %q; send text as a text source", unquote(mt))
+		}
+		s, ok := pdftext.FromBase64(unquote(data), documentName(o), t.opt.PDF)
+		if !ok {
+			t.r.Warnings = append(t.r.Warnings, p+": "+s)
+		}
+		return []part{textPart(appendString(nil, s))}, nil
+	case "url", "file":
+		// The gateway fetches nothing: the document is left out, with a note, rather than
+		// every later turn of the conversation refused.
+		s := pdftext.LeftOut(documentName(o), "the gateway does not fetch "+st+" sources; send the PDF as base64 or its text as a text source")
+		t.r.Warnings = append(t.r.Warnings, p+": "+s)
+		return []part{textPart(appendString(nil, s))}, nil
 	default:
 		return nil, bad(p+".source.type", "document source type %q is not supported; send text or content", st)
 	}
+}
+
+// documentName is a document block's title, "" when it has none.
+func documentName(o *oai.Object) string {
+	if title, _ := o.Get("title"); isString(title) {
+		return unquote(title)
+	}
+	return ""
 }
 
 // searchResult is a search_result block as one text: title, source, then the text of

@@ -403,7 +403,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"text not a string", req(`[{"role":"user","content":[{"type":"text","text":5}]}]`), Options{}, "messages.0.content.0.text", "string"},
 		{"image from a file", req(`[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f"}}]}]`), Options{}, "messages.0.content.0.source.type", "Files API"},
 		{"image without data", req(`[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png"}}]}]`), Options{}, "messages.0.content.0.source.data", "required"},
-		{"pdf document", req(`[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}}]}]`), Options{}, "messages.0.content.0.source.type", "PDF"},
+		{"base64 document not a pdf", req(`[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"text/html","data":"PGI+"}}]}]`), Options{}, "messages.0.content.0.source.media_type", "application/pdf"},
 		{"tool_use without input", req(`[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f"}]}]`), Options{}, "messages.0.content.0.input", "object"},
 		{"tool_use input not an object", req(`[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":"{}"}]}]`), Options{}, "messages.0.content.0.input", "object"},
 		{"tool_use without id", req(`[{"role":"assistant","content":[{"type":"tool_use","name":"f","input":{}}]}]`), Options{}, "messages.0.content.0.id", "required"},

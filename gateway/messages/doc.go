@@ -22,8 +22,14 @@
 //	image (base64 / url source)           image_url part (data:<media_type>;base64,<data>
 //	                                      / the url); file sources are refused
 //	document (text / content source)      text parts (and image parts); title, context
-//	                                      and citations are not sent; PDF (base64, url)
-//	                                      and file sources are refused
+//	                                      and citations are not sent
+//	document (base64 PDF source)          a text part: the PDF's text (package pdftext,
+//	                                      under its limits); a PDF it cannot read becomes
+//	                                      a note that it was left out, in
+//	                                      Request.Warnings (X-Maskgate-Warning)
+//	document (url / file source)          the same note: the gateway fetches nothing
+//	                                      (never a 400, which every later turn resending
+//	                                      the document would repeat)
 //	search_result                         one text part: title, source, then its texts
 //	mid_conv_system                       a system message in place
 //	tool_result                           one tool message per result

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 )
 
 // Hosted tool policies for Options.Hosted.
@@ -22,6 +23,8 @@ type Options struct {
 	// blocks they leave in the conversation (server_tool_use, *_tool_result, ...):
 	// HostedDrop (the default, also for any unknown value) or HostedRefuse.
 	Hosted string
+	// PDF bounds reading a PDF document's text; the zero value is pdftext's defaults.
+	PDF pdftext.Limits
 }
 
 // Request is a Messages API request in Chat Completions terms. ChatBody writes it out;
@@ -68,6 +71,10 @@ type Request struct {
 	// left out of the conversation under HostedDrop. redacted_thinking blocks are always
 	// left out and not counted.
 	DroppedBlocks int
+	// Warnings say what the gateway left out of the conversation that the client sent
+	// (a PDF it could not read, a document it would have to fetch), each naming the
+	// block's path; the model reads a note in the block's place.
+	Warnings []string
 	// Deferred names the custom tools sent with defer_loading: true (still translated).
 	Deferred []string
 	// Referenced names the tools that tool_reference blocks in tool results point at, in

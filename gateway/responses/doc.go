@@ -9,8 +9,13 @@
 //
 //   - A string input is one user message. Items may omit "type" when they have a role.
 //   - message: user content stays a string as sent, or becomes chat parts (input_text →
-//     text, input_image with image_url → image_url; an image by file_id, input_file and
-//     other parts are a 400). system and developer messages become "system" messages with
+//     text, input_image with image_url → image_url; an image by file_id and other parts
+//     are a 400). input_file with file_data (a data: URL or bare base64) becomes a text
+//     part: a PDF's text (package pdftext, under its limits), a text/* file's text. A
+//     file it cannot read (another media type, a PDF without readable text, past a
+//     limit) or one by file_id or file_url (the gateway fetches nothing) becomes a note
+//     that it was left out, listed in Request.Warnings (the gateway's X-Maskgate-Warning
+//     header): never a 400, which every later turn resending it would repeat. system and developer messages become "system" messages with
 //     string content (text parts joined). The instructions become a leading "system"
 //     message.
 //   - Assistant-side items in a row — assistant messages, reasoning, function_call,
@@ -34,7 +39,11 @@
 //     are hosted items.
 //   - Hosted tools' items (web_search_call, mcp_call, computer_call, ...) are dropped
 //     (listed in Dropped) or refused, as Options.Hosted says.
-//   - item_reference, compaction and unknown item types are a 400 naming the item.
+//   - compaction (what the gateway's /v1/responses/compact made) becomes a user message
+//     "Summary of the conversation so far:\n\n<summary>" in its place; encrypted_content
+//     the gateway did not write (DecodeCompaction: OpenAI's ciphertext, a damaged one) is
+//     a 400 naming input[i].encrypted_content.
+//   - item_reference, compaction_trigger and unknown item types are a 400 naming the item.
 //
 // # Tools
 //
@@ -81,6 +90,21 @@
 //   - Checked and not honoured: include, truncation, service_tier, max_tool_calls,
 //     top_logprobs (no logprobs are produced).
 //   - Refused with a 400 naming the param: background, conversation, prompt.
+//
+// # Compaction and input tokens
+//
+// POST /v1/responses/compact takes a Responses body (model, input, instructions, tools
+// and the rest as for a response: mapped as above) and runs it, with CompactionPrompt as
+// a last user message, store and stream off and tool_choice "none" where there are
+// tools, as one ordinary response through the pipeline; its text is the summary. The
+// answer is {"id","object":"response.compaction","created_at","output","usage"}: the
+// input's user messages as sent, then {"type":"compaction","id","encrypted_content"},
+// where encrypted_content is EncodeCompaction's: versioned ("mgc1.") and checked, not
+// secret, and valid on any instance and across restarts. POST
+// /v1/responses/input_tokens takes a Responses body and answers {"object":
+// "response.input_tokens","input_tokens"}: the gateway's count of the chat prompt the
+// body makes (with previous_response_id's history first), as /v1/messages/count_tokens
+// counts.
 //
 // # Output
 //

@@ -94,3 +94,13 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeCompaction(f *testing.F) {
+	f.Add(EncodeCompaction("a summary"))
+	f.Add("mgc1.xx.00")
+	f.Fuzz(func(t *testing.T, s string) {
+		if sum, ok := DecodeCompaction(s); ok && EncodeCompaction(sum) != s {
+			t.Fatalf("%q decodes as %q, which encodes as %q", s, sum, EncodeCompaction(sum))
+		}
+	})
+}

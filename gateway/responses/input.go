@@ -1,10 +1,13 @@
 package responses
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 )
 
 // hostedItems are the input items of hosted tools' runs: dropped or refused with them.
@@ -182,7 +185,7 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		if out == nil {
 			return missing(f.param("output"))
 		}
-		content, e := toolContent(out, f.param("output"))
+		content, e := c.toolContent(out, f.param("output"))
 		if e != nil {
 			return e
 		}
@@ -284,7 +287,20 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		return nil
 	case "item_reference":
 		return unsupported(param, "Input item '%s' is an item_reference, which this gateway cannot resolve; send the item itself, or continue the response with 'previous_response_id'.", param)
-	case "compaction", "compaction_trigger":
+	case "compaction":
+		// What /v1/responses/compact made: the summary it carries becomes a user message
+		// in the item's place, before the rest of the input.
+		enc, e := requiredString(f, "encrypted_content")
+		if e != nil {
+			return e
+		}
+		summary, ok := DecodeCompaction(enc)
+		if !ok {
+			return invalid(f.param("encrypted_content"), "Input item '%s' is a compaction item this gateway did not make (its encrypted_content is not the gateway's format, or is damaged); compact the conversation through this gateway's /v1/responses/compact, or send the conversation's items instead.", param)
+		}
+		c.message(newObj(len(summary)+64).str("role", "user").raw("content", quote(compactionPrefix+summary)).done())
+		return nil
+	case "compaction_trigger":
 		return unsupported(f.param("type"), "Input item '%s' is a %s item, which this gateway cannot read; send the conversation's items instead.", param, typ)
 	}
 	if hostedItems[typ] {
@@ -345,7 +361,7 @@ func (c *conv) messageItem(f fields) *door.Error {
 	cp := f.param("content")
 	switch role {
 	case "user":
-		v, e := userContent(content, cp)
+		v, e := c.userContent(content, cp)
 		if e != nil {
 			return e
 		}
@@ -420,7 +436,7 @@ func joinedText(v []byte, param string, types ...string) (string, *door.Error) {
 
 // userContent translates a user message's content: a string as it is, parts into chat
 // parts (text, image_url).
-func userContent(v []byte, param string) ([]byte, *door.Error) {
+func (c *conv) userContent(v []byte, param string) ([]byte, *door.Error) {
 	if v[0] == '"' {
 		return v, nil
 	}
@@ -429,7 +445,7 @@ func userContent(v []byte, param string) ([]byte, *door.Error) {
 	}
 	var parts [][]byte
 	for j, p := range elements(v) {
-		part, e := chatPart(p, indexed(param, j))
+		part, e := c.chatPart(p, indexed(param, j))
 		if e != nil {
 			return nil, e
 		}
@@ -439,7 +455,7 @@ func userContent(v []byte, param string) ([]byte, *door.Error) {
 }
 
 // chatPart translates one input content part.
-func chatPart(p []byte, param string) ([]byte, *door.Error) {
+func (c *conv) chatPart(p []byte, param string) ([]byte, *door.Error) {
 	pf, e := object(p, param)
 	if e != nil {
 		return nil, e
@@ -477,14 +493,21 @@ func chatPart(p []byte, param string) ([]byte, *door.Error) {
 		iu := img.done()
 		return newObj(len(iu)+32).str("type", "image_url").raw("image_url", iu).done(), nil
 	case "input_file":
-		return nil, unsupported(pf.param("type"), "File inputs ('%s') are not supported by this gateway; send the file's text as input_text.", param)
+		if c.d == nil {
+			return nil, unsupported(pf.param("type"), "File inputs ('%s') are not supported by this gateway; send the file's text as input_text.", param)
+		}
+		text, e := c.d.file(pf, param)
+		if e != nil {
+			return nil, e
+		}
+		return newObj(len(text)+32).str("type", "text").raw("text", quote(text)).done(), nil
 	}
 	return nil, unsupported(pf.param("type"), "Content part '%s' has an unsupported type %q; expected input_text or input_image.", param, pt)
 }
 
 // toolContent translates a tool output: a string as it is; parts of text alone joined
 // into one string; parts with images as chat parts.
-func toolContent(v []byte, param string) ([]byte, *door.Error) {
+func (c *conv) toolContent(v []byte, param string) ([]byte, *door.Error) {
 	if v[0] == '"' {
 		return v, nil
 	}
@@ -495,7 +518,7 @@ func toolContent(v []byte, param string) ([]byte, *door.Error) {
 	var text strings.Builder
 	onlyText := true
 	for j, p := range elements(v) {
-		part, e := chatPart(p, indexed(param, j))
+		part, e := c.chatPart(p, indexed(param, j))
 		if e != nil {
 			return nil, e
 		}
@@ -503,6 +526,10 @@ func toolContent(v []byte, param string) ([]byte, *door.Error) {
 		pf, _ := object(p, "")
 		if t, _ := pf.str("type"); t == "input_image" {
 			onlyText = false
+		} else if t == "input_file" {
+			var tp struct{ Text string }
+			_ = json.Unmarshal(part, &tp) // the part chatPart wrote: {"type":"text","text":...}
+			text.WriteString(tp.Text)
 		} else {
 			s, _ := pf.str("text")
 			text.WriteString(s)
@@ -512,4 +539,57 @@ func toolContent(v []byte, param string) ([]byte, *door.Error) {
 		return quote(text.String()), nil
 	}
 	return array(parts), nil
+}
+
+// file reads an input_file part as text: file_data (a data: URL or bare base64) holding a
+// PDF becomes its text (package pdftext), one holding text/* its text. A file the gateway
+// cannot read, and one by file_id or file_url (it fetches nothing), becomes a note that
+// it was left out, listed in Request.Warnings, so that a conversation carrying it in its
+// history still goes on.
+func (d *decoder) file(pf fields, param string) (string, *door.Error) {
+	name, e := pf.str("filename")
+	if e != nil {
+		return "", e
+	}
+	data, e := pf.str("file_data")
+	if e != nil {
+		return "", e
+	}
+	leftOut := func(text string) (string, *door.Error) {
+		d.r.Warnings = append(d.r.Warnings, param+": "+text)
+		return text, nil
+	}
+	if data == "" {
+		how := "file_id"
+		if u, _ := pf.str("file_url"); u != "" {
+			how = "file_url"
+		}
+		return leftOut(pdftext.LeftOut(name, "the gateway does not fetch files by "+how+"; send file_data or the file's text as input_text"))
+	}
+	mt := "application/pdf"
+	if rest, ok := strings.CutPrefix(data, "data:"); ok {
+		head, b64, found := strings.Cut(rest, ",")
+		if !found || !strings.HasSuffix(head, ";base64") {
+			return leftOut(pdftext.LeftOut(name, "file_data is a data: URL without base64 data"))
+		}
+		if m := strings.TrimSuffix(head, ";base64"); m != "" {
+			mt = m
+		}
+		data = b64
+	}
+	switch {
+	case mt == "application/pdf":
+		text, ok := pdftext.FromBase64(data, name, d.r.opt.PDF)
+		if !ok {
+			return leftOut(text)
+		}
+		return text, nil
+	case strings.HasPrefix(mt, "text/"):
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil || !utf8.Valid(b) {
+			return leftOut(pdftext.LeftOut(name, "file_data is not base64 of UTF-8 text"))
+		}
+		return string(b), nil
+	}
+	return leftOut(pdftext.LeftOut(name, "the gateway reads PDF and text files only, not "+mt))
 }

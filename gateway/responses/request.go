@@ -7,6 +7,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 )
 
 // Request is a decoded Responses request: what the gateway needs to run it as Chat
@@ -44,6 +45,10 @@ type Request struct {
 	// search of this conversation (tool_search_output, additional_tools, LoadTools) has
 	// loaded yet: in the engine's prompt, not yet callable.
 	Deferred []string
+	// Warnings say what the gateway left out of the input (an input_file it could not
+	// read or would have to fetch), each naming the part's path; the model reads a note in
+	// its place.
+	Warnings []string
 	// Dropped names the hosted tool types (and hosted tools' input item types) left out
 	// under Options.Hosted "drop", each once, in order of appearance.
 	Dropped []string
@@ -90,6 +95,8 @@ type Options struct {
 	// code_interpreter, mcp, ...) and of their items in the input: "drop" (the default)
 	// leaves them out and lists them in Request.Dropped; "refuse" answers 400.
 	Hosted string
+	// PDF bounds reading an input_file's PDF; the zero value is pdftext's defaults.
+	PDF pdftext.Limits
 }
 
 func (o Options) refuse() bool { return o.Hosted == "refuse" }

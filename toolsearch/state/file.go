@@ -43,7 +43,10 @@ const (
 // point leaves either the old state or the new one. A file is JSON:
 //
 //	{"v":1,"sha256":"<hex SHA-256 of payload>","payload":{"thread":"<id>","loaded":[...],
-//	 "pins":{...},"splices":[{"after":2,"messages":["<base64>",...]}]}}
+//	 "pins":{...},"splices":[{"after":2,"anchor":"<hex>","messages":["<base64>",...]}]}}
+//
+// ("anchor" is optional: files written before splices carried one still load, their
+// splices placed by "after" alone, and a reader that predates it ignores it.)
 //
 // (messages in base64 so that they come back byte for byte; names, pins and ids are JSON
 // strings, so invalid UTF-8 in them would come back from a reopened store as U+FFFD). A
@@ -104,6 +107,7 @@ type filePayload struct {
 
 type fileSplice struct {
 	After    int      `json:"after"`
+	Anchor   string   `json:"anchor,omitempty"`
 	Messages [][]byte `json:"messages"`
 }
 
@@ -265,7 +269,7 @@ func decodeThreadFile(data []byte) (string, *fileState, error) {
 		st.pins = nil
 	}
 	for _, sp := range p.Splices {
-		s := Splice{After: sp.After}
+		s := Splice{After: sp.After, Anchor: sp.Anchor}
 		if sp.Messages != nil {
 			s.Messages = make([]json.RawMessage, len(sp.Messages))
 			for i, m := range sp.Messages {
@@ -284,7 +288,7 @@ func encodeThreadFile(thread string, st *fileState) []byte {
 	if len(st.splices) > 0 {
 		p.Splices = make([]fileSplice, len(st.splices))
 		for i, sp := range st.splices {
-			p.Splices[i].After = sp.After
+			p.Splices[i].After, p.Splices[i].Anchor = sp.After, sp.Anchor
 			if sp.Messages != nil {
 				p.Splices[i].Messages = make([][]byte, len(sp.Messages))
 				for j, m := range sp.Messages {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +107,7 @@ func fill(t *testing.T, f *File) {
 		if _, err := f.Load(bg, th, "a"+strconv.Itoa(i), "b"); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.AddSplice(bg, th, Splice{After: i, Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":` + strconv.Itoa(i) + `}`)}}); err != nil {
+		if err := f.AddSplice(bg, th, Splice{After: i, Anchor: anchors[i], Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":` + strconv.Itoa(i) + `}`)}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.Pin(bg, th, "backend", "mask"); err != nil {
@@ -117,11 +119,15 @@ func fill(t *testing.T, f *File) {
 	}
 }
 
+// anchors are fill's splice anchors: thread 2's has one, the others none (as kept before
+// anchors were recorded).
+var anchors = map[int]string{2: "00112233445566778899aabbccddeeff"}
+
 var filled = map[string]Snapshot{
 	hexID(1): {Loaded: []string{"a1", "b"}, Pins: map[string]string{"backend": "mask"},
 		Splices: []Splice{{After: 1, Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":1}`)}}}},
 	hexID(2): {Loaded: []string{"a2", "b"}, Pins: map[string]string{"backend": "mask"},
-		Splices: []Splice{{After: 2, Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":2}`)}}}},
+		Splices: []Splice{{After: 2, Anchor: anchors[2], Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":2}`)}}}},
 	hexID(3): {Loaded: []string{"a3", "b"}, Pins: map[string]string{"backend": "mask"},
 		Splices: []Splice{{After: 3, Messages: []json.RawMessage{json.RawMessage(`{"role": "tool", "n":3}`)}}}},
 	"anon/../../etc/passwd": {Loaded: []string{"x"}},
@@ -540,5 +546,27 @@ func TestFileName(t *testing.T) {
 	}
 	if fileName("a") == fileName("b") {
 		t.Error("two threads share a file")
+	}
+}
+
+// A thread file written before splices carried an anchor (spelled out here as that
+// format wrote it) loads, its splice placed by position.
+func TestFile_LoadsSplicesWithoutAnchors(t *testing.T) {
+	dir := t.TempDir()
+	payload := `{"thread":"` + hexID(5) + `","loaded":["a"],"splices":[{"after":1,"messages":["eyJyb2xlIjoidG9vbCJ9"]}]}`
+	sum := sha256.Sum256([]byte(payload))
+	doc := `{"v":1,"sha256":"` + hex.EncodeToString(sum[:]) + `","payload":` + payload + "}\n"
+	if err := os.WriteFile(filepath.Join(dir, hexID(5)), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	snap, ok, err := f.Get(bg, hexID(5))
+	want := Snapshot{Loaded: []string{"a"}, Splices: []Splice{{After: 1, Messages: []json.RawMessage{json.RawMessage(`{"role":"tool"}`)}}}}
+	if err != nil || !ok || !cmp.Equal(snap, want) {
+		t.Fatalf("old file loads as %+v, %v, %v; want %+v", snap, ok, err, want)
 	}
 }

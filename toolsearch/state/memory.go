@@ -40,6 +40,11 @@ type Options struct {
 type Splice struct {
 	// After is how many of the client's messages preceded the exchange.
 	After int
+	// Anchor is AnchorOf the client message the exchange followed (the last of those
+	// After), so that Place puts it back after that message wherever a rewritten history
+	// moved it. Empty when After is 0, and in splices kept before anchors were recorded
+	// (placed by After alone).
+	Anchor string
 	// Messages are the exchange's messages, as the gateway serialized them.
 	Messages []json.RawMessage
 }
@@ -155,7 +160,7 @@ func (m *Memory) AddSplice(thread string, s Splice) {
 	defer m.mu.Unlock()
 	e := m.entry(thread)
 	s = copySplice(s)
-	size := 0
+	size := len(s.Anchor)
 	for _, msg := range s.Messages {
 		size += len(msg) + messageOverhead
 	}
@@ -325,7 +330,7 @@ func snapshotOf(loaded []string, splices []Splice, pins map[string]string) Snaps
 }
 
 func copySplice(s Splice) Splice {
-	out := Splice{After: s.After}
+	out := Splice{After: s.After, Anchor: s.Anchor}
 	if s.Messages != nil {
 		out.Messages = make([]json.RawMessage, len(s.Messages))
 		for i, msg := range s.Messages {

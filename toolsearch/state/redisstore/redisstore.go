@@ -23,7 +23,8 @@
 //
 // A splice is encoded as a byte 1 (the format), After as a signed varint, the number of
 // messages plus one (0: nil) as a varint, then each message as its length (a varint) and
-// its bytes, unchanged.
+// its bytes, unchanged. A splice with an anchor is format 2: the anchor's length (a
+// varint) and bytes follow After; format 1 records, kept before anchors, still load.
 //
 // # Bounds
 //
@@ -469,16 +470,30 @@ func (s *Store) Close() error {
 	return s.rdb.Close()
 }
 
-const spliceFormat = 1
+// Splice formats: 1 has no anchor; 2 (written only for a splice with one) carries the
+// anchor, its length as a uvarint and its bytes, after After. Both are read, so threads
+// kept before anchors existed still load, and a reader that knows only format 1 still
+// reads the splices without anchors.
+const (
+	spliceFormat         = 1
+	spliceFormatAnchored = 2
+)
 
 func encodeSplice(sp state.Splice) []byte {
-	size := 1 + 2*binary.MaxVarintLen64
+	size := 1 + 3*binary.MaxVarintLen64 + len(sp.Anchor)
 	for _, m := range sp.Messages {
 		size += binary.MaxVarintLen64 + len(m)
 	}
 	b := make([]byte, 0, size)
-	b = append(b, spliceFormat)
-	b = binary.AppendVarint(b, int64(sp.After))
+	if sp.Anchor == "" {
+		b = append(b, spliceFormat)
+		b = binary.AppendVarint(b, int64(sp.After))
+	} else {
+		b = append(b, spliceFormatAnchored)
+		b = binary.AppendVarint(b, int64(sp.After))
+		b = binary.AppendUvarint(b, uint64(len(sp.Anchor)))
+		b = append(b, sp.Anchor...)
+	}
 	if sp.Messages == nil {
 		return binary.AppendUvarint(b, 0)
 	}
@@ -493,21 +508,31 @@ func encodeSplice(sp state.Splice) []byte {
 // decodeSplice reads an encoded splice; false for anything malformed.
 func decodeSplice(s string) (state.Splice, bool) {
 	b := []byte(s)
-	if len(b) == 0 || b[0] != spliceFormat {
+	if len(b) == 0 || (b[0] != spliceFormat && b[0] != spliceFormatAnchored) {
 		return state.Splice{}, false
 	}
+	format := b[0]
 	b = b[1:]
 	after, n := binary.Varint(b)
 	if n <= 0 {
 		return state.Splice{}, false
 	}
 	b = b[n:]
+	var anchor string
+	if format == spliceFormatAnchored {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return state.Splice{}, false
+		}
+		anchor = string(b[n : n+int(l)])
+		b = b[n+int(l):]
+	}
 	count, n := binary.Uvarint(b)
 	if n <= 0 || count > uint64(len(b)) {
 		return state.Splice{}, false
 	}
 	b = b[n:]
-	sp := state.Splice{After: int(after)}
+	sp := state.Splice{After: int(after), Anchor: anchor}
 	if count == 0 {
 		return sp, len(b) == 0
 	}

@@ -458,6 +458,7 @@ func TestSpliceEncoding(t *testing.T) {
 		{After: -3},
 		{After: 1 << 40, Messages: []json.RawMessage{}},
 		{After: 7, Messages: []json.RawMessage{nil, json.RawMessage(`{"a": 1}`), json.RawMessage(strings.Repeat("\xff", 300))}},
+		{After: 2, Anchor: "0123456789abcdef0123456789abcdef", Messages: []json.RawMessage{json.RawMessage(`{"role":"tool"}`)}},
 	} {
 		got, ok := decodeSplice(string(encodeSplice(sp)))
 		if !ok || !cmp.Equal(got, sp) {
@@ -473,11 +474,36 @@ func TestSpliceEncoding(t *testing.T) {
 	if _, ok := decodeSplice(string(enc) + "x"); ok {
 		t.Error("a splice with trailing bytes decodes")
 	}
+	anchored := encodeSplice(state.Splice{After: 7, Anchor: "abc", Messages: []json.RawMessage{json.RawMessage(`[2]`)}})
+	for cut := range len(anchored) {
+		if _, ok := decodeSplice(string(anchored[:cut])); ok {
+			t.Errorf("an anchored splice cut at %d decodes", cut)
+		}
+	}
+}
+
+// A record written before anchors existed (format 1, spelled out byte by byte here) still
+// loads, placed by After alone; a splice without an anchor is still written that way, so
+// an older reader reads it too.
+func TestSpliceEncoding_Format1StillLoads(t *testing.T) {
+	old := "\x01\x04\x02\x02[]" // format 1, After 2 (zigzag 4), one message (1+1), 2 bytes "[]"
+	sp, ok := decodeSplice(old)
+	if want := (state.Splice{After: 2, Messages: []json.RawMessage{json.RawMessage(`[]`)}}); !ok || !cmp.Equal(sp, want) {
+		t.Fatalf("a format 1 record decodes as %+v, %v; want %+v", sp, ok, want)
+	}
+	if got := string(encodeSplice(sp)); got != old {
+		t.Errorf("a splice without an anchor encodes as %q, want the format 1 bytes %q", got, old)
+	}
+	if b := encodeSplice(state.Splice{After: 2, Anchor: "x"}); b[0] != 2 {
+		t.Errorf("an anchored splice is written as format %d, want 2", b[0])
+	}
 }
 
 func FuzzDecodeSplice(f *testing.F) {
 	f.Add(string(encodeSplice(state.Splice{After: 1, Messages: []json.RawMessage{json.RawMessage(`{}`)}})))
 	f.Add("\x01\x00\xff\xff\xff\xff\x0f")
+	f.Add(string(encodeSplice(state.Splice{After: 3, Anchor: "ab", Messages: []json.RawMessage{json.RawMessage(`{}`)}})))
+	f.Add("\x02\x00\xff\xff\xff\xff\x0f")
 	f.Fuzz(func(t *testing.T, s string) {
 		if sp, ok := decodeSplice(s); ok {
 			if again, ok := decodeSplice(string(encodeSplice(sp))); !ok || !cmp.Equal(again, sp) {
