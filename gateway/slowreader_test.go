@@ -133,6 +133,13 @@ func smallBufferGateway(t *testing.T, up *upstream, o gateway.Options) *testGate
 	reg := prometheus.NewRegistry()
 	o.Registry = reg
 	o.Upstreams = []gateway.Upstream{{Name: "up", Kind: "vllm", Models: []string{"m1", "*"}, Backend: be}}
+	return &testGateway{Server: smallBufferServer(t, gateway.New(o)), reg: reg}
+}
+
+// smallBufferServer serves h on loopback with 16 KiB send buffers (see
+// smallBufferGateway).
+func smallBufferServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
@@ -147,12 +154,12 @@ func smallBufferGateway(t *testing.T, up *upstream, o gateway.Options) *testGate
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(gateway.New(o))
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testGateway{Server: srv, reg: reg}
+	return srv
 }
 
 // slowReaderDoors are the three doors' streamed bodies that make the upstream flood.
