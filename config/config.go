@@ -173,6 +173,11 @@ type Server struct {
 	// on a slow link still gets in. Defaults 10s and 64KiB.
 	BodyTimeout Duration `yaml:"body_timeout"`
 	MinBodyRate ByteSize `yaml:"min_body_rate"`
+	// WriteTimeout bounds each write to a client, of a stream's event or a whole answer
+	// (16KiB at most at a time): a client that takes no bytes for that long is cut, its
+	// upstream request cancelled (an engine's slot freed) and the connection closed.
+	// Keep it under the backends' idle_timeout. Default 30s; at least 1s.
+	WriteTimeout Duration `yaml:"write_timeout"`
 	// KeepAliveTimeout closes a keep-alive connection idle that long between requests.
 	// Default 75s.
 	KeepAliveTimeout Duration `yaml:"keepalive_timeout"`
@@ -352,6 +357,8 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyTimeout       = 10 * time.Second
 	DefaultMinBodyRate       = 64 << 10
+	DefaultWriteTimeout      = 30 * time.Second
+	MinWriteTimeout          = time.Second
 	DefaultKeepAliveTimeout  = 75 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultMaxConnections    = 4096

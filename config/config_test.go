@@ -111,7 +111,7 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
 		Admin: Admin{RequestLog: 1000, EventInterval: Duration(time.Second)},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
-			KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},
+			WriteTimeout: Duration(30 * time.Second), KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},
 	}
 	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".lines"
@@ -228,6 +228,7 @@ func TestParse_ServerLimitsAndUpstreamLimits(t *testing.T) {
   read_header_timeout: 5s
   body_timeout: 20s
   min_body_rate: 16KiB
+  write_timeout: 15s
   keepalive_timeout: 30s
   max_header_bytes: 32KiB
   max_connections: 100
@@ -239,7 +240,7 @@ backends:
 		t.Fatal(err)
 	}
 	want := Server{ReadHeaderTimeout: Duration(5 * time.Second), BodyTimeout: Duration(20 * time.Second), MinBodyRate: 16 << 10,
-		KeepAliveTimeout: Duration(30 * time.Second), MaxHeaderBytes: 32 << 10, MaxConnections: 100, ShutdownGrace: Duration(8 * time.Second)}
+		WriteTimeout: Duration(15 * time.Second), KeepAliveTimeout: Duration(30 * time.Second), MaxHeaderBytes: 32 << 10, MaxConnections: 100, ShutdownGrace: Duration(8 * time.Second)}
 	if diff := cmp.Diff(want, cfg.Server); diff != "" {
 		t.Errorf("server (-want +got):\n%s", diff)
 	}
@@ -249,6 +250,7 @@ backends:
 	}
 	for _, bad := range []struct{ yaml, want string }{
 		{"server: {max_connections: -1}\n", "g.yaml:1: server.max_connections: must be positive"},
+		{"server:\n  body_timeout: 5s\n  write_timeout: 500ms\n", "g.yaml:3: server.write_timeout: must be at least 1s (a client may take a moment to read)"},
 		{"server:\n  shutdown_grace: 5 seconds\n", `g.yaml:2: server.shutdown_grace: invalid duration "5 seconds": write it like 30s, 10m or 1h`},
 		{"backends:\n  - {name: a, kind: vllm, url: 'http://x/v1', models: [m], max_event_bytes: 2GiB}\n", "g.yaml:2: backends[0].max_event_bytes: must be at most 1GiB"},
 	} {

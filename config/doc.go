@@ -16,6 +16,8 @@
 //	server.read_header_timeout  10s    headers must be in within it
 //	server.body_timeout         10s    a body must be in within body_timeout +
 //	server.min_body_rate        64KiB    size / min_body_rate (per second), else 408
+//	server.write_timeout        30s    a client that takes no bytes that long is cut,
+//	                                     its upstream request cancelled
 //	server.keepalive_timeout    75s    an idle keep-alive connection is closed
 //	server.max_header_bytes     64KiB  larger headers get 431
 //	server.max_connections      4096   more connections wait to be accepted

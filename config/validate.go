@@ -80,6 +80,7 @@ func (s *Server) applyDefaults() {
 	}
 	set(&s.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	set(&s.BodyTimeout, DefaultBodyTimeout)
+	set(&s.WriteTimeout, DefaultWriteTimeout)
 	set(&s.KeepAliveTimeout, DefaultKeepAliveTimeout)
 	set(&s.ShutdownGrace, DefaultShutdownGrace)
 	if s.MinBodyRate == 0 {
@@ -107,6 +108,9 @@ func (c *Config) validate(file string) error {
 	}
 	if h := c.Doors.HostedTools; h != "" && h != "drop" && h != "refuse" {
 		return bad("doors.hosted_tools", "unknown value %q (drop or refuse)", h)
+	}
+	if d := time.Duration(c.Server.WriteTimeout); d < MinWriteTimeout {
+		return bad("server.write_timeout", "must be at least %v (a client may take a moment to read)", MinWriteTimeout)
 	}
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")

@@ -34,8 +34,10 @@
 // deadline on the body (BodyTimeout + size / MinBodyRate: 408 past it); the body read
 // into a buffer that grows with what arrives, never from Content-Length, and is
 // recycled once the request has ended (bodyReader: nothing may keep a slice of it); a
-// recovered
-// panic answered 500 (or an error event) with the id and counted; and Stop, which ends
+// deadline on every write to the client, whatever the door (writedeadline.go: each
+// write of at most 16 KiB, and each flush, within WriteTimeout, else the request is cut,
+// its upstream request cancelled, and counted in maskgate_client_aborts_total); a
+// recovered panic answered 500 (or an error event) with the id and counted; and Stop, which ends
 // what is in flight after a shutdown's grace: streams with a server_shutting_down error
 // event and a proper end, other requests with 503. Upstream failures are counted by
 // diagnosis (maskgate_upstream_failures_total), and no error message the client sees

@@ -30,6 +30,7 @@ type metrics struct {
 	disabledCalls   *prometheus.CounterVec
 	upstreamFails   *prometheus.CounterVec
 	panics          prometheus.Counter
+	clientAborts    *prometheus.CounterVec // by reason: abortSlowReader only
 
 	// Identities and admission. key is a configured key's name ("anonymous" without
 	// keys, "none" before authentication): bounded by the configuration.
@@ -105,6 +106,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Name: "panics_total",
 			Help: "Requests whose handler panicked; each was answered 500 (or an error event) with its request id, and logged with the stack.",
 		}),
+		clientAborts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "client_aborts_total",
+			Help: "Requests the gateway cut because of their client, by reason: slow_reader (it took no bytes for server.write_timeout; its upstream request was cancelled and the connection closed).",
+		}, []string{"reason"}),
 		disabledCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "disabled_tool_calls_total",
 			Help: "Calls the model made to a tool outside the allowed set; none reaches the client. outcome is retried (answered to the model) or refused (rounds ran out).",
@@ -137,8 +142,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.promptTokens, m.cachedTokens, m.completionToken,
-			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics, m.rejected, m.keyTokens, m.inFlight, m.queued,
+			m.computedTokens, m.disabledCalls, m.upstreamFails, m.panics, m.clientAborts, m.rejected, m.keyTokens, m.inFlight, m.queued,
 			m.toolRuns, m.catalogChanges)
 	}
+	m.clientAborts.WithLabelValues(abortSlowReader) // shown at 0 before the first
 	return m
 }

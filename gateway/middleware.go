@@ -43,7 +43,8 @@ func newRequestID(client string) string {
 }
 
 // ServeHTTP serves one request under the gateway's guards: a request id, the body's
-// time limit, the cancellation of Stop, and the recovery of a panic as a 500 (or, once
+// time limit, a deadline on every write to the client (writedeadline.go), the
+// cancellation of Stop, and the recovery of a panic as a 500 (or, once
 // a stream has begun, an error event) naming the request id.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := newRequestID(r.Header.Get(HeaderRequestID))
@@ -60,7 +61,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = s.paceBody(w, r.Body)
 	}
-	tw := &trackingWriter{ResponseWriter: w}
+	dw := newDeadlineWriter(w, s.opt.WriteTimeout, s.slowReader(r, cancel))
+	defer dw.done()
+	tw := &trackingWriter{ResponseWriter: dw}
 	defer s.recoverPanic(tw, r)
 	s.mux.ServeHTTP(tw, r)
 }

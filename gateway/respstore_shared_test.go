@@ -258,6 +258,12 @@ func TestStoreShared_RedisDown(t *testing.T) {
 	if status != 200 {
 		t.Errorf("a new response with Redis down: %d %s", status, out)
 	}
+	var unsaved struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &unsaved); err != nil || !strings.HasPrefix(unsaved.ID, "resp_") {
+		t.Fatalf("the answer's id: %q %v", unsaved.ID, err)
+	}
 	c.seen++ // that request reached the upstream
 	srv.Restart()
 	deadline := time.Now().Add(10 * time.Second)
@@ -270,6 +276,17 @@ func TestStoreShared_RedisDown(t *testing.T) {
 			t.Fatalf("GET after Redis came back: %d", status)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The answer that went out while Redis was down was never kept (only logged): once
+	// the store is back its id is unknown, as an id never made — GET 404, continuing it
+	// 400 previous_response_not_found — and the client starts a new chain.
+	if status, _, out := call(t, gw, "GET", "/v1/responses/"+unsaved.ID, aliceKey, ""); status != 404 {
+		t.Errorf("GET of the response not saved: %d %s", status, out)
+	}
+	status, _, out = call(t, gw, "POST", "/v1/responses", aliceKey,
+		`{"model":"m1","input":"go on","previous_response_id":"`+unsaved.ID+`"}`)
+	if status != 400 || !strings.Contains(out, `"code":"previous_response_not_found"`) || !strings.Contains(out, `"param":"previous_response_id"`) {
+		t.Errorf("continuing the response not saved: %d %s", status, out)
 	}
 	c.post(gw, 2, false) // the upstream answers "Answer 3.": "hello" had the second
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// gets 408 and its connection is closed. If zero, 10 seconds and 64 KiB/s.
 	BodyTimeout time.Duration
 	MinBodyRate int64
+	// WriteTimeout bounds each write to a client (16 KiB at most at a time): a client
+	// that takes no bytes for that long is cut, its upstream request cancelled. If
+	// zero, 30 seconds.
+	WriteTimeout time.Duration
 	// Registry receives the gateway's metrics and is served at /metrics. If nil, a
 	// registry private to this server is used.
 	Registry *prometheus.Registry
@@ -178,6 +182,9 @@ func New(o Options) *Server {
 	}
 	if o.MinBodyRate == 0 {
 		o.MinBodyRate = 64 << 10
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 30 * time.Second
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()

@@ -83,8 +83,8 @@ type Spec struct {
 	Namespace string
 	// OneCall allows at most one call (OpenAI's parallel_tool_calls: false): GBNF then
 	// ends at the first call's end, where the format would otherwise allow parallel calls.
-	// The token mask itself constrains one call at a time and ignores it; so does
-	// StructuralTag.
+	// StructuralTag then has "stop_after_first", except in DeepSeek (see there). The
+	// token mask itself constrains one call at a time and ignores it.
 	OneCall bool
 }
 

@@ -35,9 +35,11 @@ const anyObject = `{"type":"object"}`
 // input bytes), or {"type":"object"} when absent or null. An invalid schema
 // is an error naming the tool. ModeAuto with no name gives ErrNoCallAllowed.
 //
-// A format whose output holds one call (Llama 3, harmony) has
+// A format whose output holds one call (Llama 3, harmony), and under
+// spec.OneCall (parallel_tool_calls: false) Hermes and Mistral, has
 // "stop_after_first":true: the output ends with that call, as the grammar's
-// does. A required call in a format with a Lead (harmony's
+// does. DeepSeek under OneCall still allows parallel calls: its calls end
+// with <｜tool▁calls▁end｜> after the last, which no tag's end carries. A required call in a format with a Lead (harmony's
 // `<|channel|>commentary `, DeepSeek's `<｜tool▁calls▁begin｜>`) is a
 // sequence: the Lead as a const_string, then the triggered tags, since
 // at_least_one alone would make the model skip the Lead and emit a call
@@ -162,13 +164,21 @@ func appendTagTail(out []byte, spec Spec, parts callParts) []byte {
 	} else {
 		out = append(out, "true"...)
 	}
-	if !parts.multi {
+	if stopsAfterFirst(spec, parts) {
 		out = append(out, `,"stop_after_first":true`...)
 	}
 	if spec.Mode != ModeAuto && parts.lead != "" {
 		out = append(out, "}]"...)
 	}
 	return append(out, "}}"...)
+}
+
+// stopsAfterFirst says whether a tag ends the output at its first call: always in a
+// format of one call per message, and under OneCall in a format whose calls need
+// nothing after the last (DeepSeek's closing <｜tool▁calls▁end｜> is not in any tag's
+// end, so there the tag cannot stop at the first call without cutting it off).
+func stopsAfterFirst(spec Spec, parts callParts) bool {
+	return !parts.multi || spec.OneCall && parts.tail == ""
 }
 
 // tagFixed is the fixed text of one tag, for sizing the output.

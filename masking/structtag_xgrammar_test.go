@@ -87,6 +87,12 @@ var xgSpecs = []struct {
 	{"specified", func(f Format) Spec {
 		return Spec{Format: f, Mode: ModeSpecified, Namespace: "browser_", Allowed: []string{"search_tools", "browser_open", "browser_click", "get"}}
 	}, []string{"browser_open", "browser_click"}},
+	{"auto-one-call", func(f Format) Spec {
+		return Spec{Format: f, OneCall: true, Allowed: []string{"get_file", "git.commit", "browser_open"}}
+	}, []string{"get_file", "git.commit", "browser_open"}},
+	{"required-one-call", func(f Format) Spec {
+		return Spec{Format: f, Mode: ModeRequired, OneCall: true, Allowed: []string{"get_files", "get", "browser_click"}}
+	}, []string{"get_files", "get", "browser_click"}},
 	{"specified-one", func(f Format) Spec {
 		return Spec{Format: f, Mode: ModeSpecified, Namespace: "get_file", Allowed: []string{"get", "get_file", "search_tools"}}
 	}, []string{"get_file"}},
@@ -102,7 +108,8 @@ var endMarker = map[string]string{
 
 // xgOutputs are the outputs a tag in format c and mode, allowing exactly
 // allowed among xgTools, must accept and refuse.
-func xgOutputs(t testing.TB, c fmtCase, mode Mode, allowed []string) []xgrammartest.Output {
+func xgOutputs(t testing.TB, c fmtCase, spec Spec, allowed []string) []xgrammartest.Output {
+	mode := spec.Mode
 	var out []xgrammartest.Output
 	add := func(accept bool, kind, text string) {
 		out = append(out, xgrammartest.Output{Text: text, Accept: accept, Kind: kind})
@@ -126,8 +133,10 @@ func xgOutputs(t testing.TB, c fmtCase, mode Mode, allowed []string) []xgrammart
 	}
 	if len(allowed) > 1 {
 		a1 := xgTool1(t, allowed[1])
-		// A single-call format's output ends with its call.
-		add(c.multi, "parallel calls", c.outputCalls(mode, fmtCall{a0.name, a0.good}, fmtCall{a1.name, a1.good}))
+		// A single-call format's output ends with its call; so does Hermes' and
+		// Mistral's under OneCall (parallel_tool_calls: false).
+		parts, _ := partsOf(c.f)
+		add(!stopsAfterFirst(spec, parts), "parallel calls", c.outputCalls(mode, fmtCall{a0.name, a0.good}, fmtCall{a1.name, a1.good}))
 	}
 	for _, tl := range xgTools {
 		if slices.Contains(allowed, tl.name) {
@@ -197,7 +206,7 @@ func TestXGrammar_StructuralTags(t *testing.T) {
 			cases = append(cases, xgrammartest.Case{
 				Name:    c.f.Name + "/" + s.name,
 				Tag:     tag,
-				Outputs: xgOutputs(t, c, spec.Mode, s.allowed),
+				Outputs: xgOutputs(t, c, spec, s.allowed),
 			})
 			slots = append(slots, xgSlot{c.f.Name, "spec"})
 		}

@@ -46,7 +46,8 @@ type Options struct {
 // Backend translates OpenAI chat completions to Ollama's /api/chat.
 type Backend struct {
 	opt    Options
-	client *api.Client
+	client *api.Client // model lists and pings
+	chat   *chatter    // answers
 }
 
 var (
@@ -83,7 +84,7 @@ func New(o Options) (*Backend, error) {
 		o.Estimator = kvcache.NewPrefixEstimator(kvcache.PrefixOptions{PerModel: 1})
 	}
 	hc := &http.Client{Transport: &watchTransport{rt: o.Transport, first: o.Timeout, idle: o.IdleTimeout}}
-	return &Backend{opt: o, client: api.NewClient(base, hc)}, nil
+	return &Backend{opt: o, client: api.NewClient(base, hc), chat: &chatter{hc: hc, base: base, name: o.Name}}, nil
 }
 
 // ChatCompletion translates req, sends it to POST /api/chat and translates the answer.
@@ -115,7 +116,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 
 	var r reply
 	cctx, note := withNote(ctx)
-	err = b.client.Chat(cctx, t.req, func(resp api.ChatResponse) error {
+	err = b.chat.Chat(cctx, t.req, func(resp api.ChatResponse) error {
 		r.add(&resp)
 		return nil
 	})

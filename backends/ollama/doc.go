@@ -47,7 +47,10 @@
 //
 // # Streams
 //
-// The api client calls back once per NDJSON line; a goroutine per stream turns the lines
+// Answers are read by this package's own NDJSON reader (chat.go: api.Client.Chat's
+// request and errors, with a 16 KiB line buffer that grows to the 8 MB cap only for a
+// line that long; the api client allocates 8 MB for every call). It calls back once per
+// line; a goroutine per stream turns the lines
 // into chunks and hands them to Next over an unbuffered channel, selecting on the request
 // context for every send. Close cancels the request and waits for that goroutine, so a
 // closed stream leaves nothing running. A stream without Ollama's "done": true ends with
@@ -55,5 +58,6 @@
 // sent as one call (a name chunk, then an arguments chunk).
 //
 // The package never writes to the client, never reads the environment itself (the api
-// client does read OLLAMA_AUTH on each call) and never uses http.DefaultClient.
+// client, which still lists models and pings, reads OLLAMA_AUTH on each call) and never
+// uses http.DefaultClient.
 package ollama

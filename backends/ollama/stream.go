@@ -52,7 +52,7 @@ func (b *Backend) startStream(ctx context.Context, t *translated, m meta, acct *
 			}
 		}
 		c := &chunker{t: t, m: m, acct: acct}
-		err := b.client.Chat(cctx, t.req, func(resp api.ChatResponse) error {
+		err := b.chat.Chat(cctx, t.req, func(resp api.ChatResponse) error {
 			chunks, err := c.add(&resp)
 			for _, ch := range chunks {
 				if !send(event{data: ch}) {

@@ -128,7 +128,9 @@ func objectTag(obj *oai.Object, allowed []string, format masking.Format, schemas
 	if format.Name == "" {
 		format = masking.Hermes()
 	}
-	spec := masking.Spec{Format: format, Allowed: names, Mode: mode}
+	// parallel_tool_calls: false is one call: the tag then stops after the first.
+	pc, _ := obj.Get("parallel_tool_calls")
+	spec := masking.Spec{Format: format, Allowed: names, Mode: mode, OneCall: string(pc) == "false"}
 	var tag []byte
 	switch {
 	case ct == nil:

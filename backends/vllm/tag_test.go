@@ -108,3 +108,23 @@ func TestConstrain_CatalogPathEqualsPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildTag_OneCallStopsAfterFirst: parallel_tool_calls: false makes the tag end the
+// output at its first call (xgrammar's stop_after_first) even in Hermes, which allows
+// parallel calls otherwise; the real xgrammar holds the field's meaning in
+// masking's TestXGrammar_StructuralTags.
+func TestBuildTag_OneCallStopsAfterFirst(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		want  bool
+	}{{``, false}, {`,"parallel_tool_calls":true`, false}, {`,"parallel_tool_calls":false`, true}} {
+		body := `{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}]` + c.field + `}`
+		tg, err := BuildTag([]byte(body), nil, masking.Hermes(), oai.ToolSchemas, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.field, err)
+		}
+		if got := bytes.Contains(tg.Tag, []byte(`"stop_after_first":true`)); got != c.want {
+			t.Errorf("%q: stop_after_first %v, want %v: %s", c.field, got, c.want, tg.Tag)
+		}
+	}
+}

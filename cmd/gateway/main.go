@@ -198,6 +198,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Chooser:         chooser,
 		MaxRequestBytes: int64(cfg.MaxRequestBytes),
 		BodyTimeout:     time.Duration(cfg.Server.BodyTimeout),
+		WriteTimeout:    time.Duration(cfg.Server.WriteTimeout),
 		MinBodyRate:     int64(cfg.Server.MinBodyRate),
 		Registry:        reg,
 		Logger:          log,

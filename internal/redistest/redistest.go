@@ -6,7 +6,15 @@ package redistest
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -21,8 +29,11 @@ import (
 
 // Server is one redis-server process.
 type Server struct {
-	// Addr is host:port; URL is redis://Addr/0.
+	// Addr is host:port; URL is redis://Addr/0, or rediss://Addr/0 for StartTLS.
 	Addr, URL string
+	// TLS, for StartTLS, is a client configuration that trusts the server's
+	// certificate (made for the test, self-signed, for 127.0.0.1); nil otherwise.
+	TLS *tls.Config
 
 	t    testing.TB
 	dir  string
@@ -37,6 +48,18 @@ type Server struct {
 // append-only file in its folder, fsynced every write, so a restart finds what it held).
 func Start(t testing.TB, persist bool) *Server {
 	t.Helper()
+	return start(t, persist, false)
+}
+
+// StartTLS runs a redis-server for t that speaks TLS only (Debian's is built with it),
+// with a self-signed certificate made for the test; Server.TLS trusts it.
+func StartTLS(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false, true)
+}
+
+func start(t testing.TB, persist, withTLS bool) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server is not on PATH: install Debian's package (apt-get install -y redis-server); scripts/test does it as root")
@@ -50,6 +73,16 @@ func Start(t testing.TB, persist bool) *Server {
 	s.URL = "redis://" + s.Addr + "/0"
 	s.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--save", "", "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"}
+	if withTLS {
+		cert, key, cfg, err := selfSigned(s.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.TLS = cfg
+		s.URL = "rediss://" + s.Addr + "/0"
+		s.args = append(s.args, "--port", "0", "--tls-port", strconv.Itoa(port), "--tls-cert-file", cert,
+			"--tls-key-file", key, "--tls-ca-cert-file", cert, "--tls-auth-clients", "no")
+	}
 	if persist {
 		s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
@@ -95,7 +128,13 @@ func (s *Server) start() error {
 
 // ping sends PING over RESP and expects +PONG.
 func (s *Server) ping() error {
-	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	var c net.Conn
+	var err error
+	if s.TLS != nil {
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", s.Addr, s.TLS)
+	} else {
+		c, err = net.DialTimeout("tcp", s.Addr, time.Second)
+	}
 	if err != nil {
 		return err
 	}
@@ -162,4 +201,47 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key (PEM) into dir, and returns
+// their paths and a client configuration that trusts the certificate.
+func selfSigned(dir string) (certFile, keyFile string, cfg *tls.Config, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "redistest"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return "", "", nil, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", nil, err
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", "", nil, err
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		return "", "", nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return "", "", nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}, nil
 }
