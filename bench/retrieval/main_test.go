@@ -186,11 +186,17 @@ func TestEvaluate_TheREADMEFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The table: from its header to the first line that is not a row.
+	_, table, ok := strings.Cut(string(readme), "\n| search | dev R@1 | dev R@5 | dev MRR | held-out R@1 |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	if !ok {
+		t.Fatal("README.md has no tool-search table (| search | dev R@1 | …)")
+	}
 	all := sets(t, rep)
 	for _, rr := range readmeRows {
 		// The README's row: its name, then dev, held-out and MCP recall@1, recall@5, MRR.
 		var cells []string
-		for _, line := range strings.Split(string(readme), "\n") {
+		for _, line := range strings.Split(table, "\n") {
 			if strings.HasPrefix(line, "| "+rr.readme+" |") {
 				cells = strings.Split(strings.Trim(line, "| "), " | ")
 			}
