@@ -36,27 +36,30 @@ func waitDone(r *http.Request) {
 // The first-byte limit covers the headers and the body's first byte; after it, each
 // pause is bounded by the idle limit; each failure says which, with its limit.
 func TestWatch_FirstByteThenIdle(t *testing.T) {
-	const limit = 200 * time.Millisecond
+	// The limit that must fire is short; the one that must not (the first byte, where
+	// the body's first byte is written at once) is far longer than any scheduling delay.
+	const limit, long = 200 * time.Millisecond, 30 * time.Second
 	tests := []struct {
-		name string
-		h    http.HandlerFunc
-		want error
+		name        string
+		h           http.HandlerFunc
+		first, idle time.Duration
+		want        error
 	}{
-		{"no headers", func(w http.ResponseWriter, r *http.Request) { waitDone(r) }, backends.ErrHeaderTimeout},
+		{"no headers", func(w http.ResponseWriter, r *http.Request) { waitDone(r) }, limit, limit, backends.ErrHeaderTimeout},
 		{"headers, no body", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(200)
 			w.(http.Flusher).Flush()
 			waitDone(r)
-		}, backends.ErrHeaderTimeout},
+		}, limit, limit, backends.ErrHeaderTimeout},
 		{"part of a body", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "data: 1\n\n")
 			w.(http.Flusher).Flush()
 			waitDone(r)
-		}, backends.ErrIdleTimeout},
+		}, long, limit, backends.ErrIdleTimeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, tt.h, limit, limit)
+			u := newUpstream(t, tt.h, tt.first, tt.idle)
 			start := time.Now()
 			resp, cancel, err := u.Open(context.Background(), "/", nil, "text/event-stream")
 			if err == nil {
@@ -83,7 +86,7 @@ func TestWatch_ReaderPausesAreNotTheUpstreamsStall(t *testing.T) {
 			fmt.Fprintf(w, "data: %d\n\n", i)
 			w.(http.Flusher).Flush()
 		}
-	}, time.Second, idle)
+	}, 30*time.Second, idle)
 	resp, cancel, err := u.Open(context.Background(), "/", nil, "text/event-stream")
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +29,8 @@ import (
 //	                message and previous_response_id (the socket keeps the rest)
 //
 // It reports the time per turn (client to client, the gateway's translation of the
-// growing history included), the bytes the client sent per turn, and allocations. The
+// growing history included), the bytes the client sent per turn, the bytes the gateway's
+// listener received per turn (headers and framing included), and allocations. The
 // upstream sees the same conversation either way.
 func BenchmarkResponsesSession(b *testing.B) {
 	const turns = 50
@@ -38,6 +41,7 @@ func BenchmarkResponsesSession(b *testing.B) {
 	}{{"http", sessionHTTP}, {"websocket", sessionSocket}} {
 		b.Run("path="+path.name, func(b *testing.B) {
 			var sent int64
+			received := env.received.Load()
 			b.ReportAllocs()
 			for b.Loop() {
 				n, err := path.run(env.URL, turns)
@@ -47,25 +51,30 @@ func BenchmarkResponsesSession(b *testing.B) {
 				sent += n
 			}
 			b.ReportMetric(float64(sent)/float64(b.N*turns), "sent-B/turn")
+			b.ReportMetric(float64(env.received.Load()-received)/float64(b.N*turns), "recv-B/turn")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
 		})
 	}
 }
 
-// The README's figure: over the socket a 50-turn session sends a small fraction of the
-// bytes, and the engine gets the same conversation.
+// The README's figure: over the socket the gateway receives a small fraction of the
+// bytes of a 50-turn session, counted where they arrive (its listener's connections,
+// HTTP headers and WebSocket framing included), and the engine gets the same
+// conversation.
 func TestResponsesSession_SocketSendsOnlyTheNewTurn(t *testing.T) {
 	const turns = 50
 	env := newSessionEnv(t)
-	overHTTP, err := sessionHTTP(env.URL, turns)
-	if err != nil {
+	start := env.received.Load()
+	if _, err := sessionHTTP(env.URL, turns); err != nil {
 		t.Fatal(err)
 	}
+	overHTTP := env.received.Load() - start
 	httpLast := env.last()
-	overSocket, err := sessionSocket(env.URL, turns)
-	if err != nil {
+	start = env.received.Load()
+	if _, err := sessionSocket(env.URL, turns); err != nil {
 		t.Fatal(err)
 	}
+	overSocket := env.received.Load() - start
 	if socketLast := env.last(); !bytes.Equal(httpLast, socketLast) {
 		t.Errorf("the engine's last request differs:\nhttp   %s\nsocket %s", httpLast, socketLast)
 	}
@@ -75,9 +84,13 @@ func TestResponsesSession_SocketSendsOnlyTheNewTurn(t *testing.T) {
 	}
 	// The history grows by one exchange a turn, so HTTP sends ~turns/2 times more.
 	if overSocket*10 > overHTTP {
-		t.Errorf("over the socket %d bytes, over HTTP %d: want at least 10× fewer", overSocket, overHTTP)
+		t.Errorf("the gateway received %d bytes over the socket, %d over HTTP: want at least 10× fewer", overSocket, overHTTP)
 	}
-	t.Logf("50 turns: %d bytes over HTTP, %d over the socket (%.1f×)", overHTTP, overSocket, float64(overHTTP)/float64(overSocket))
+	if overSocket < 50*150 { // each turn's question is 150 bytes or more
+		t.Errorf("the gateway received %d bytes over the socket for 50 turns of 150-byte questions: the count misses bytes", overSocket)
+	}
+	t.Logf("50 turns: the gateway received %d bytes over HTTP, %d over the socket (%.1f×; per turn %d and %d)",
+		overHTTP, overSocket, float64(overHTTP)/float64(overSocket), overHTTP/turns, overSocket/turns)
 }
 
 const sessionUser = "Please look at the build log and tell me what failed next. Please look at the build log and tell me what failed next. "
@@ -139,8 +152,34 @@ func sessionSocket(url string, turns int) (int64, error) {
 // is the messages of the upstream's latest request.
 type sessionEnv struct {
 	*httptest.Server
+	received atomic.Int64 // bytes read from the gateway's accepted connections
 	mu       sync.Mutex
 	messages []byte
+}
+
+// countingListener counts the bytes read from the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func (e *sessionEnv) last() []byte {
@@ -181,7 +220,9 @@ func newSessionEnv(b testing.TB) *sessionEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	env.Server = httptest.NewServer(gateway.New(gateway.Options{Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}}}))
+	env.Server = httptest.NewUnstartedServer(gateway.New(gateway.Options{Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}}}))
+	env.Listener = countingListener{env.Listener, &env.received}
+	env.Start()
 	b.Cleanup(env.Close)
 	return env
 }

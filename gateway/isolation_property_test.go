@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 )
 
@@ -24,14 +25,48 @@ import (
 // was planted in the same modelled thread, that each tool in it is the caller's (its
 // own profile tool or client tool, described as the caller described it) and was loaded
 // in that thread, and — so that the property is not vacuous — that secrets and tools
-// did carry over within threads.
+// did carry over within threads. Some requests load cli_shared, the client tool every
+// identity declares under the same name with its own description: it may be in a
+// prompt only as the caller described it.
+//
+// The same run with the gateway's identity scoping switched off (gateway.UnscopeThreads)
+// must find violations, so the check is shown to fail when isolation breaks.
 func TestIsolation_PropertyNothingCrossesIdentities(t *testing.T) {
+	r := isolationRun(t, false, t.Errorf)
+	t.Logf("%d prompts checked; %d carried an earlier secret of their thread, %d an earlier loaded tool, %d loaded cli_shared",
+		r.checked, r.carried, r.loadedSeen, r.sharedLoads)
+	if r.carried == 0 || r.loadedSeen == 0 || r.sharedLoads == 0 {
+		t.Fatal("no secret or tool ever carried over within a thread, or cli_shared was never loaded: the test proves nothing")
+	}
+}
+
+func TestIsolation_PropertyCatchesThreadsUnscoped(t *testing.T) {
+	r := isolationRun(t, true, func(string, ...any) {})
+	t.Logf("scoping removed: %d violations in %d prompts", r.violations, r.checked)
+	if r.violations == 0 {
+		t.Fatal("with identity scoping removed the property found no violation: it cannot fail")
+	}
+}
+
+type isolationResult struct{ violations, carried, loadedSeen, sharedLoads, checked int }
+
+// isolationRun drives the property's conversations, reporting each violation to fail
+// and counting them; unscoped removes the gateway's identity scoping first.
+func isolationRun(t *testing.T, unscoped bool, fail func(format string, args ...any)) isolationResult {
 	const seeds, requests = 12, 40
-	var carried, loadedSeen, checked int
+	var res isolationResult
+	errorf := func(format string, args ...any) {
+		res.violations++
+		fail(format, args...)
+	}
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 0x6d61736b))
 		p := newPlanter(t)
-		gw := tenantGateway(t, p, testKeys(), true)
+		var mutate []func(*gateway.Server)
+		if unscoped {
+			mutate = append(mutate, gateway.UnscopeThreads)
+		}
+		gw := tenantGateway(t, p, testKeys(), true, mutate...)
 
 		plantedIn := map[string]string{}         // secret → modelled thread
 		loadedIn := map[string]map[string]bool{} // modelled thread → tools loaded in it
@@ -67,8 +102,12 @@ func TestIsolation_PropertyNothingCrossesIdentities(t *testing.T) {
 			}
 			secret := fmt.Sprintf("SECRET-%s-%d", who, n)
 			tool := fmt.Sprintf("%s_tool_%02d", who, rng.IntN(8))
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(6) {
+			case 0:
 				tool = "cli_" + who + "_own"
+			case 1:
+				tool = "cli_shared"
+				res.sharedLoads++
 			}
 			plant := userMsg("plant " + secret + " " + tool)
 			var extra []string
@@ -94,31 +133,31 @@ func TestIsolation_PropertyNothingCrossesIdentities(t *testing.T) {
 			calls := p.since(before)
 			if len(calls) != 2 {
 				// A spliced exchange from elsewhere can end the prompt and change the answer.
-				t.Errorf("seed %d request %d (%s): %d upstream calls, want 2 (plant, then answer)", seed, n, thread, len(calls))
+				errorf("seed %d request %d (%s): %d upstream calls, want 2 (plant, then answer)", seed, n, thread, len(calls))
 			}
 			for i, c := range calls {
-				checked++
+				res.checked++
 				for _, s := range c.secrets {
 					if plantedIn[s] != thread {
-						t.Errorf("seed %d request %d (%s), call %d: secret %s planted in %s reached it", seed, n, thread, i, s, plantedIn[s])
+						errorf("seed %d request %d (%s), call %d: secret %s planted in %s reached it", seed, n, thread, i, s, plantedIn[s])
 					} else if s != secret {
-						carried++
+						res.carried++
 					}
 				}
 				for _, name := range c.tools {
 					if meta.IsMeta(name) {
 						continue
 					}
-					if !strings.HasPrefix(name, who+"_") && name != "cli_"+who+"_own" {
-						t.Errorf("seed %d request %d (%s): %s's tool %s in its prompt", seed, n, thread, who, name)
+					if !strings.HasPrefix(name, who+"_") && name != "cli_"+who+"_own" && name != "cli_shared" {
+						errorf("seed %d request %d (%s): %s's tool %s in its prompt", seed, n, thread, who, name)
 					}
 					if d := c.descs[name]; strings.HasPrefix(name, "cli_") && !strings.Contains(d, who) {
-						t.Errorf("seed %d request %d: tool %s described as %q", seed, n, name, d)
+						errorf("seed %d request %d: tool %s described as %q", seed, n, name, d)
 					}
 					if !loadedIn[thread][name] && !(i == 1 && name == tool) {
-						t.Errorf("seed %d request %d (%s): tool %s was never loaded in this thread", seed, n, thread, name)
+						errorf("seed %d request %d (%s): tool %s was never loaded in this thread", seed, n, thread, name)
 					} else if i == 0 {
-						loadedSeen++
+						res.loadedSeen++
 					}
 				}
 			}
@@ -129,8 +168,5 @@ func TestIsolation_PropertyNothingCrossesIdentities(t *testing.T) {
 			history[thread] = append(msgs, plant, assistantMsg("ok"))
 		}
 	}
-	t.Logf("%d prompts checked; %d carried an earlier secret of their thread, %d an earlier loaded tool", checked, carried, loadedSeen)
-	if carried == 0 || loadedSeen == 0 {
-		t.Fatal("no secret or tool ever carried over within a thread: the test proves nothing")
-	}
+	return res
 }

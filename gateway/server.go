@@ -170,6 +170,11 @@ type Server struct {
 	live   *liveStats
 	hub    eventHub
 	tracer trace.Tracer
+
+	// unscopedThreads files every caller's threads together, as if no identity were
+	// known: the mutation the isolation property test must catch. Only tests set it
+	// (UnscopeThreads in export_test.go); it is never configurable.
+	unscopedThreads bool
 }
 
 // New returns a Server for o.

@@ -130,20 +130,24 @@ func ownedCatalog(t testing.TB) *toolsearch.Index {
 
 // tenantGateway is the gateway of the tenant tests: keys (nil: anonymous), the owned
 // catalog under remove (loaded tools are visible in the prompt), server-mode meta-tools.
-func tenantGateway(t testing.TB, p *planter, keys *tenant.Keyring, fingerprint bool) *httptest.Server {
+func tenantGateway(t testing.TB, p *planter, keys *tenant.Keyring, fingerprint bool, mutate ...func(*gateway.Server)) *httptest.Server {
 	t.Helper()
 	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: p.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gateway.New(gateway.Options{
+	gw := gateway.New(gateway.Options{
 		Upstreams:          []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
 		Tools:              ownedCatalog(t),
 		State:              state.NewMemory(state.Options{}),
 		Strategy:           gateway.StrategyRemove,
 		Keys:               keys,
 		FingerprintThreads: fingerprint,
-	}))
+	})
+	for _, m := range mutate {
+		m(gw)
+	}
+	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -153,7 +153,9 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	if in.Header == "" {
 		in.Header = q.thread // the door's own conversation identity
 	}
-	in.Identity = threadIdentity(c.name(), prof.Name)
+	if !s.unscopedThreads {
+		in.Identity = threadIdentity(c.name(), prof.Name)
+	}
 	pol.Namespace = cat.Namespace
 	p := &toolPlan{
 		prof:       prof,

@@ -50,7 +50,8 @@ type PrefillSample struct {
 	Seconds          float64
 }
 
-// H200Llama8BSamples are three prefill timings measured on one NVIDIA H200 with a
+// H200Llama8BSamples are three prefill timings from an external measurement, made once
+// outside this repository (no command here reproduces it), on one NVIDIA H200 with a
 // random-weight Llama-architecture model in Llama-3.1-8B shape, Hugging Face transformers
 // with SDPA attention, bf16, a prompt of a 2k-token conversation plus the tool catalog and
 // 120 new tokens: with 100 tools (17,120 prompt tokens) 617 ms on a cache miss and 46 ms on
@@ -58,7 +59,8 @@ type PrefillSample struct {
 // slice is the caller's.
 //
 // The same measurement gave figures the samples leave out, which the model does not
-// reproduce (TestDefaultPrefill_HeldOutH200Figures holds these numbers): 5 tools on a hit,
+// reproduce (TestDefaultPrefill_PredictionsQuotedBesideTheUnfittedMeasurements holds the
+// predictions; the measured figures are external): 5 tools on a hit,
 // 49 ms (DefaultPrefill: 42 ms); 500 tools (77,120 tokens), 4,798 ms on a miss and 146 ms
 // on a hit (DefaultPrefill: 8.22 s and 63 ms). Its quadratic term overstates a long
 // prompt prefilled from scratch, and a hit's cost grows with the cached length faster

@@ -24,7 +24,7 @@ func benchTools(b *testing.B, n int) []Tool {
 	b.Helper()
 	base, err := ReadFiles(benchData + "catalog.json")
 	if err != nil {
-		b.Skipf("no benchmark catalog: %v", err)
+		b.Fatalf("benchmark catalog (bench/retrieval/testdata, in the repository): %v", err)
 	}
 	out := make([]Tool, 0, n)
 	for k := 0; len(out) < n; k++ {
@@ -44,7 +44,7 @@ func benchTools(b *testing.B, n int) []Tool {
 func benchQueries(b *testing.B) []string {
 	f, err := os.Open(benchData + "queries.txt")
 	if err != nil {
-		b.Skipf("no benchmark queries: %v", err)
+		b.Fatalf("benchmark queries (bench/retrieval/testdata, in the repository): %v", err)
 	}
 	defer f.Close()
 	var qs []string

@@ -198,7 +198,7 @@ func TestShortDescription_FirstSentenceCapped(t *testing.T) {
 func TestSearch_TopKIsAPrefixOfTheWholeRanking(t *testing.T) {
 	base, err := ReadFiles(benchData + "catalog.json")
 	if err != nil {
-		t.Skipf("no benchmark catalog: %v", err)
+		t.Fatalf("benchmark catalog (bench/retrieval/testdata, in the repository): %v", err)
 	}
 	tools := append([]Tool(nil), base...)
 	for _, tool := range base {
@@ -211,7 +211,7 @@ func TestSearch_TopKIsAPrefixOfTheWholeRanking(t *testing.T) {
 	}
 	f, err := os.Open(benchData + "queries.txt")
 	if err != nil {
-		t.Skipf("no benchmark queries: %v", err)
+		t.Fatalf("benchmark queries (bench/retrieval/testdata, in the repository): %v", err)
 	}
 	defer f.Close()
 	var qs []string

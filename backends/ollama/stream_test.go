@@ -13,6 +13,10 @@ import (
 )
 
 func TestStream_SlowTokensAfterHeadersAreNotATimeout(t *testing.T) {
+	// The headers and first line are written at once and must arrive within first, which
+	// is 10x and more what a loaded 2-core machine under -race takes; the pause after them
+	// is longer than first, so a first-byte limit wrongly left armed fails the stream.
+	const first, gap = 3 * time.Second, 4 * time.Second
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.WriteHeader(http.StatusOK)
@@ -22,13 +26,13 @@ func TestStream_SlowTokensAfterHeadersAreNotATimeout(t *testing.T) {
 			`{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`,
 		} {
 			if i > 0 {
-				time.Sleep(120 * time.Millisecond)
+				time.Sleep(gap)
 			}
 			io.WriteString(w, l+"\n")
 			w.(http.Flusher).Flush()
 		}
 	})
-	b := newBackend(t, f.URL, Options{Timeout: 50 * time.Millisecond})
+	b := newBackend(t, f.URL, Options{Timeout: first, IdleTimeout: time.Minute})
 	resp, err := b.ChatCompletion(context.Background(), &backends.Request{Body: []byte(hello), Stream: true})
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,15 @@ import (
 )
 
 // TestRun_Quick is the load run's quick mode: a few seconds of streams from two keys.
-// It asserts the run's three checks — no error below the limits, 429s above them,
-// memory flat — and the report's shape; never a latency. Greedy's limit is low (30 at
+// It asserts the run's checks — no error below the limits, 429s above them, memory
+// flat, and at most 1 KiB of live heap left behind by each request of the run's second
+// half (after a GC, nothing in flight; measured about 130 bytes) — and the report's
+// shape; never a latency. A leak of 2 KiB a request, injected once into the gateway's
+// handler while this check was written, failed it (2,204 bytes a request). Greedy's limit is low (30 at
 // once, then one every 2 s) so that it is exceeded however slow the machine: its
 // admitted streams hold at most 30 of its 32 workers, and its 429s are answered at once.
 func TestRun_Quick(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Duration: 3 * time.Second, Rate: 100, Clients: 32, GreedyRPM: 30, Sample: 100 * time.Millisecond})
+	rep, err := Run(context.Background(), Config{Duration: 6 * time.Second, Rate: 100, Clients: 32, GreedyRPM: 30, Sample: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +36,10 @@ func TestRun_Quick(t *testing.T) {
 	}
 	if g.TooMany == 0 || g.OK+g.TooMany != g.Sent || g.OK > g.ExpectedOKAtMost {
 		t.Errorf("greedy: %+v; want 200s up to %d and 429s for the rest", g, g.ExpectedOKAtMost)
+	}
+	if m := rep.Memory; m.SecondHalfRequests < 50 || m.LiveEnd == 0 || m.RetainedPerRequest > 1024 {
+		t.Errorf("memory: %d requests in the second half, live heap %d → %d bytes, %.0f bytes retained a request; want at most 1024 over 50 or more",
+			m.SecondHalfRequests, m.LiveHalf, m.LiveEnd, m.RetainedPerRequest)
 	}
 	if !strings.Contains(out.String(), "| greedy | 30 requests/min |") {
 		t.Errorf("report:\n%s", out.String())

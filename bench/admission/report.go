@@ -24,6 +24,8 @@ func (r *Report) Markdown(w io.Writer) {
 	if m.RSSStart > 0 {
 		fmt.Fprintf(w, "| RSS | %s | | | %s |\n", mib(m.RSSStart), mib(m.RSSEnd))
 	}
+	fmt.Fprintf(w, "| live heap after GC, nothing in flight | | %s | %s | |\n", mib(m.LiveHalf), mib(m.LiveEnd))
+	fmt.Fprintf(w, "\nretained per request over the second half: %.0f bytes (%d requests; at most %d)\n", m.RetainedPerRequest, m.SecondHalfRequests, r.Config.MaxRetained)
 	fmt.Fprintf(w, "\ngoroutines at most: %d\n", m.MaxGoroutines)
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "\nchecks: no errors below the limits, 429s above them, memory flat: pass")

@@ -36,6 +36,9 @@ type Config struct {
 	ChunkDelay time.Duration // upstream pause before each event; default 2ms
 	GreedyRPM  int           // greedy's requests_per_minute; default 60 × Rate / 4
 	Sample     time.Duration // memory sampling period; default 250ms
+	// MaxRetained is the most heap a request may leave live behind it, in bytes,
+	// measured after a GC between the run's two halves and at its end; default 1024.
+	MaxRetained int
 }
 
 func (c Config) withDefaults() Config {
@@ -56,6 +59,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Sample == 0 {
 		c.Sample = 250 * time.Millisecond
+	}
+	if c.MaxRetained == 0 {
+		c.MaxRetained = 1024
 	}
 	return c
 }
@@ -96,6 +102,13 @@ type Memory struct {
 	HeapStart, HeapFirst, HeapSecond uint64 // HeapInuse: at start, highest in each half
 	RSSStart, RSSEnd                 uint64 // 0 where /proc/self/statm cannot be read
 	MaxGoroutines                    int
+	// LiveHalf and LiveEnd are the live heap (HeapAlloc after a GC, nothing in flight)
+	// after the first half of the load and after the second; SecondHalfRequests is how
+	// many requests the second half answered. RetainedPerRequest is their quotient, the
+	// heap each request of the second half left live (0 if it shrank): a leak's size.
+	LiveHalf, LiveEnd  uint64
+	SecondHalfRequests int
+	RetainedPerRequest float64
 }
 
 // Report is a run's outcome.
@@ -155,20 +168,36 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	rep := &Report{Config: c}
 	sampler := startSampler(ctx, c.Sample)
 	start := time.Now()
-	results := make([]*keyRun, 0, 2)
-	var wg sync.WaitGroup
-	for _, name := range []string{steady, greedy} {
-		kr := &keyRun{name: name, key: keys[name]}
-		results = append(results, kr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kr.drive(ctx, c, tr, url, body)
-		}()
+	results := []*keyRun{{name: steady, key: keys[steady]}, {name: greedy, key: keys[greedy]}}
+	// The load runs in two halves with nothing in flight between them, so that what a
+	// request leaves live can be read apart from what the first requests set up once
+	// (connections, pools, buckets): the second half's growth of the live heap.
+	half := c
+	half.Duration = c.Duration / 2
+	var live [2]uint64
+	var sentHalf int
+	for i := range live {
+		var wg sync.WaitGroup
+		for _, kr := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kr.drive(ctx, half, tr, url, body)
+			}()
+		}
+		wg.Wait()
+		live[i] = liveHeap()
+		if i == 0 {
+			sentHalf = sent(results)
+		}
 	}
-	wg.Wait()
 	elapsed := time.Since(start)
 	rep.Memory = sampler.stop()
+	m := &rep.Memory
+	m.LiveHalf, m.LiveEnd, m.SecondHalfRequests = live[0], live[1], sent(results)-sentHalf
+	if m.SecondHalfRequests > 0 && live[1] > live[0] {
+		m.RetainedPerRequest = float64(live[1]-live[0]) / float64(m.SecondHalfRequests)
+	}
 
 	for _, kr := range results {
 		r := kr.result()
@@ -184,6 +213,26 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep.check()
 	return rep, nil
+}
+
+// liveHeap is the heap still reachable: HeapAlloc after two collections (the second
+// frees what the first's finalizers released).
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func sent(keys []*keyRun) int {
+	n := 0
+	for _, k := range keys {
+		k.mu.Lock()
+		n += k.sent
+		k.mu.Unlock()
+	}
+	return n
 }
 
 // check fills Problems with every check that failed.
@@ -211,6 +260,12 @@ func (r *Report) check() {
 		r.Problems = append(r.Problems, fmt.Sprintf("only %d memory samples: run longer", m.Samples))
 	} else if m.HeapSecond > m.HeapFirst+max(m.HeapFirst/4, 4<<20) {
 		r.Problems = append(r.Problems, fmt.Sprintf("memory grew: HeapInuse at most %s in the first half, %s in the second", mib(m.HeapFirst), mib(m.HeapSecond)))
+	}
+	if m.SecondHalfRequests < 50 {
+		r.Problems = append(r.Problems, fmt.Sprintf("only %d requests in the run's second half: too few to bound what each leaves live; run longer", m.SecondHalfRequests))
+	} else if m.RetainedPerRequest > float64(r.Config.MaxRetained) {
+		r.Problems = append(r.Problems, fmt.Sprintf("memory leaks: the live heap grew %s over the second half's %d requests, %.0f bytes a request (at most %d)",
+			mib(m.LiveEnd-m.LiveHalf), m.SecondHalfRequests, m.RetainedPerRequest, r.Config.MaxRetained))
 	}
 }
 

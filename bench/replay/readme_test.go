@@ -89,21 +89,12 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 			if d := get(n, sc, string(gateway.StrategyMask)).DisabledMetric; d != 0 {
 				t.Errorf("%d tools, %s: %d disabled calls under mask from a script that never strays where the allowed set refuses", n, sc, d)
 			}
-			// "Auto serves remove here … within 5 % of the cheapest strategy open to it in
-			// every scenario (×1.00)" in modelled engine seconds.
-			auto := get(n, sc, string(gateway.StrategyAuto))
-			if auto.Served != string(gateway.StrategyRemove) {
+			// "Auto serves remove here". Whether that is the cheapest choice is not asked:
+			// the replay's engine seconds come from the cost model auto decides with, so
+			// the answer would be auto grading itself. TestLlamaServer_AutoFollowsTheEnginesMeasuredCosts
+			// grades it against llama-server's own timings.
+			if auto := get(n, sc, string(gateway.StrategyAuto)); auto.Served != string(gateway.StrategyRemove) {
 				t.Errorf("%d tools, %s: auto served %s; the README says remove", n, sc, auto.Served)
-			}
-			best := math.Inf(1)
-			for _, st := range c.Strategies {
-				if st == string(gateway.StrategyAuto) || (st == string(gateway.StrategyEager) && n >= 20) {
-					continue // eager is open to auto only under 20 tools
-				}
-				best = min(best, get(n, sc, st).EngineSeconds)
-			}
-			if auto.EngineSeconds > 1.05*best {
-				t.Errorf("%d tools, %s: auto %.2fs a session, the cheapest open strategy %.2fs: more than 5 %% above", n, sc, auto.EngineSeconds, best)
 			}
 		}
 	}

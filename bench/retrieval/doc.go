@@ -28,11 +28,13 @@
 //
 //   - development (testdata/queries.txt): the search's defaults were tuned while looking
 //     at its misses;
-//   - held out (testdata/heldout.txt): written afterwards, on the same catalog, never
-//     tuned on;
+//   - held out (testdata/heldout.txt): written afterwards, on the same catalog; the
+//     ranking was never tuned on it, but the relative score cut was chosen with its
+//     figures in view;
 //   - MCP servers (testdata/mcp_queries.txt): written from the MCP tool list before the
-//     search was first run on it, with the search and its score cut frozen; never tuned
-//     on.
+//     search was first run on it, less every query that asks for a task a development
+//     or held-out query asks for; the ranking was frozen before the first run, the
+//     relative score cut was chosen after it, with this set's empty results in view.
 //
 // The differences between them show how much of the figures is fitted to what was tuned.
 //

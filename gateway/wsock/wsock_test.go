@@ -323,8 +323,10 @@ func TestSlowReaderIsCutAndMemoryStaysBounded(t *testing.T) {
 
 func TestPongsKeepAliveButIdleCloses(t *testing.T) {
 	leakCheck(t)
-	const idle = 600 * time.Millisecond
-	s := newServer(t, nil, Options{PingInterval: 40 * time.Millisecond, IdleTimeout: idle}, echo)
+	// A pong must come within 2×PingInterval (1 s), far more than a loaded machine's
+	// scheduling delay; idle is eight intervals.
+	const ping, idle = 500 * time.Millisecond, 4 * time.Second
+	s := newServer(t, nil, Options{PingInterval: ping, IdleTimeout: idle}, echo)
 	c, _ := dial(t, s.url, false)
 	var pings atomic.Int32
 	c.SetPingHandler(func(data string) error {
@@ -332,13 +334,13 @@ func TestPongsKeepAliveButIdleCloses(t *testing.T) {
 		return c.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
 	})
 	start := time.Now()
-	ce := readClose(t, c, 5*time.Second) // reading answers the pings
+	ce := readClose(t, c, 30*time.Second) // reading answers the pings
 	took := time.Since(start)
 	if ce.Code != websocket.CloseNormalClosure || ce.Text != "idle timeout" {
 		t.Fatalf("close %d %q, want 1000 \"idle timeout\"", ce.Code, ce.Text)
 	}
-	// 600ms is many times the 80ms pong wait: the pongs kept the client, idleness closed it
-	if took < idle-50*time.Millisecond || pings.Load() < 5 {
+	// idle is four times the 1 s pong wait: the pongs kept the client, idleness closed it
+	if took < idle-ping || pings.Load() < 5 {
 		t.Fatalf("closed after %v with %d pings", took, pings.Load())
 	}
 	if err := s.result(t); err != nil {
@@ -363,10 +365,12 @@ func TestClientThatNeverAnswersPingsIsDropped(t *testing.T) {
 
 func TestNotIdleWhileAResponseRuns(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, nil, Options{PingInterval: 40 * time.Millisecond, IdleTimeout: 200 * time.Millisecond},
+	// The response runs 2.5× the idle limit; pongs have 2×PingInterval (1 s) to come.
+	const ping, idle, run = 500 * time.Millisecond, 2 * time.Second, 5 * time.Second
+	s := newServer(t, nil, Options{PingInterval: ping, IdleTimeout: idle},
 		func(ctx context.Context, msg []byte, s *Session) {
 			select {
-			case <-time.After(700 * time.Millisecond):
+			case <-time.After(run):
 			case <-ctx.Done():
 				return
 			}
@@ -378,8 +382,8 @@ func TestNotIdleWhileAResponseRuns(t *testing.T) {
 		t.Fatalf("got %v", e)
 	}
 	start := time.Now()
-	ce := readClose(t, c, 5*time.Second)
-	if ce.Code != websocket.CloseNormalClosure || ce.Text != "idle timeout" || time.Since(start) < 150*time.Millisecond {
+	ce := readClose(t, c, 30*time.Second)
+	if ce.Code != websocket.CloseNormalClosure || ce.Text != "idle timeout" || time.Since(start) < idle-ping {
 		t.Fatalf("close %d %q after %v", ce.Code, ce.Text, time.Since(start))
 	}
 	if err := s.result(t); err != nil {

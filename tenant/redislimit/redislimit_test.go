@@ -185,13 +185,16 @@ func TestTwoGatewaysShareMaxConcurrent(t *testing.T) {
 
 func TestLeaseOfAGatewayThatNeverReleasesExpires(t *testing.T) {
 	s := redistest.Start(t, false)
-	crashed := gateway(t, s.URL, Options{LeaseTTL: 200 * time.Millisecond})
+	// The lease must outlive the refusal below (far longer than a loaded machine takes)
+	// and be gone after the sleep.
+	const ttl = 3 * time.Second
+	crashed := gateway(t, s.URL, Options{LeaseTTL: ttl})
 	live := gateway(t, s.URL, Options{})
 	k := &tenant.Key{Name: "dave", Limits: tenant.Limits{MaxConcurrent: 1}}
 
 	stale := admitted(t, crashed, k)
 	refused(t, live, k, tenant.ReasonConcurrency)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(ttl + time.Second)
 	rel := admitted(t, live, k)
 	stale() // a late release removes its own lease only
 	refused(t, live, k, tenant.ReasonConcurrency)

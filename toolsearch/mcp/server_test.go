@@ -158,20 +158,23 @@ func TestCall_Lazy(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	transports(t, func(t *testing.T, cfg Config, h *mcptest.HTTPServer) {
-		cfg.Timeout = 300 * time.Millisecond
+		// The timeout also bounds what must succeed — the connect with its listing (a
+		// stdio server is a process to start) and the echo below — so it is 10× and more
+		// what those take on a loaded machine; the sleep is six times the timeout.
+		cfg.Timeout = 10 * time.Second
 		s := start(t, cfg)
 		begin := time.Now()
-		r := callErr(t, s, "t_sleep", `{"ms":10000}`)
-		if want := `tool "t_sleep" timed out after 300ms`; r.Text != want {
+		r := callErr(t, s, "t_sleep", `{"ms":60000}`)
+		if want := `tool "t_sleep" timed out after 10s`; r.Text != want {
 			t.Errorf("text %q, want %q", r.Text, want)
 		}
-		if d := time.Since(begin); d > 3*time.Second {
+		if d := time.Since(begin); d > 30*time.Second {
 			t.Errorf("the timed-out call took %v", d)
 		}
 		// The caller's own deadline is a cancellation, not the timeout.
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		if r := s.Call(ctx, "t_sleep", []byte(`{"ms":10000}`), ""); !r.IsError || !strings.Contains(r.Text, "cancelled") {
+		if r := s.Call(ctx, "t_sleep", []byte(`{"ms":60000}`), ""); !r.IsError || !strings.Contains(r.Text, "cancelled") {
 			t.Errorf("cancelled call = %+v", r)
 		}
 		// The session survives.
