@@ -253,5 +253,5 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 
 // doorError is ae as a door writes it.
 func doorError(ae *apiError) door.Error {
-	return door.Error{Status: ae.Status, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message}
+	return door.Error{Status: ae.Status, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message, Overflow: ae.Overflow}
 }

@@ -111,5 +111,10 @@
 //
 // Fail writes an "error" event whose data is ErrorBody's envelope
 // {"type":"error","error":{"type","message"}}, the type mapped from the HTTP status (see
-// ErrorType).
+// ErrorType). A prompt past the model's context window (door.Error.Overflow: the
+// gateway's budget guard, or the engine's own refusal) is worded as Anthropic words it,
+// which is what Claude Code compacts on: "prompt is too long: N tokens > M maximum", or,
+// when max_tokens is what does not fit, "input length and `max_tokens` exceed context
+// limit: N + K > M, decrease input length or `max_tokens` and try again"; an engine
+// that gave no sizes has its own message after "prompt is too long: ".
 package messages

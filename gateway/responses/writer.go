@@ -466,6 +466,10 @@ var responseErrorCodes = map[string]bool{
 	"image_content_policy_violation": true, "invalid_image_mode": true, "image_file_too_large": true,
 	"unsupported_image_media_type": true, "empty_image_file": true, "failed_to_download_image": true,
 	"image_file_not_found": true,
+	// Not in the API reference's list, but what Codex reads in response.failed to
+	// compact its history (codex-rs: classify_provider_error), as it does in the
+	// envelope of an HTTP error.
+	oai.CodeContextLength: true,
 }
 
 // responseErrorCode is the response error code for e: its own when it is one of them,
