@@ -155,7 +155,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if err := s.allow(x.caller, env.Model, rt); err != nil {
 		return err
 	}
-	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
 	x.maxHeld = rt.up.MaxResponseBytes
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes

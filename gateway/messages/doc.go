@@ -107,7 +107,11 @@
 // prompt_tokens less the cached ones, which are cache_read_input_tokens (Anthropic counts
 // them apart); cache_creation_input_tokens is 0; output_tokens is completion_tokens.
 // Usage is known only at End, so message_start reports zeros and message_delta the
-// counts (recent SDKs take input and cache counts from message_delta).
+// counts (recent SDKs take input and cache counts from message_delta). An engine's
+// completion_tokens_details.reasoning_tokens has no place here: Anthropic's usage has no
+// such field (thinking is counted in output_tokens), so it is not reported.
+// A thinking block sent back goes to the engine as reasoning_content, renamed to
+// reasoning for an engine that reads that name (current vLLM).
 //
 // Fail writes an "error" event whose data is ErrorBody's envelope
 // {"type":"error","error":{"type","message"}}, the type mapped from the HTTP status (see
