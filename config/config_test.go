@@ -31,6 +31,8 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			`g.yaml:2: search.ttl: invalid duration "forever": write it like 30s, 10m or 1h`},
 		{"unknown kind", "backends:\n  - {name: a, kind: tgi, url: 'http://x', models: [m]}\n",
 			`g.yaml:2: backends[0].kind: unknown kind "tgi" (one of llamacpp, vllm, sglang, ollama, openai, anthropic, embedded)`},
+		{"bad reasoning_field", "backends:\n  - {name: a, kind: vllm, url: 'http://x/v1', models: [m], reasoning_field: thoughts}\n",
+			`g.yaml:2: backends[0].reasoning_field: must be reasoning or reasoning_content (or left out to detect)`},
 		{"no models", "backends:\n  - {name: a, kind: vllm, url: 'http://x/v1'}\n",
 			`g.yaml:2: backends[0].models: required: list the model names routed here, or "*" for any`},
 		{"wrong type", "search:\n  top_k: many\n", `g.yaml:2: search.top_k: expected an integer, got "many"`},
