@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/maskgate/maskgate/backends/oai"
 )
 
 // Error is a failure the client should see with a given HTTP status, in the OpenAI error
@@ -22,6 +24,10 @@ type Error struct {
 	Code    string
 	// RetryAfter, when set, is sent to the client as the Retry-After header.
 	RetryAfter string
+	// Overflow is set when the request did not fit the model's context window (Code is
+	// oai.CodeContextLength): each door words it the way its own API does, so an agent
+	// compacts its history instead of failing every turn.
+	Overflow *oai.Overflow
 	// Err is the cause, for logs only: never shown to the client.
 	Err error
 }
@@ -83,6 +89,14 @@ func BodyError(err error) *Error {
 		return BadRequest(te.Field, "invalid type for '%s': expected %s, got %s", te.Field, te.Type, te.Value)
 	}
 	return BadRequest("", "request body is not a valid chat completion request: %v", err)
+}
+
+// ContextOverflow is the 400 for a request that does not fit the model's context
+// window: OpenAI's shape (invalid_request_error, param messages, code
+// context_length_exceeded), with what is known of the sizes in o.
+func ContextOverflow(msg string, o oai.Overflow, cause error) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
+		Code: oai.CodeContextLength, Message: msg, Overflow: &o, Err: cause}
 }
 
 // Codes of the upstream failures the gateway itself diagnoses (the envelope's code).

@@ -217,6 +217,9 @@ func ResponseError(name, path string, resp *http.Response) *Error {
 	if d.Code != nil && !isNumber(*d.Code) {
 		e.Code = *d.Code
 	}
+	if o, over := oai.ParseOverflow(msg, body); over {
+		return ContextOverflow(msg, o, e.Err)
+	}
 	switch {
 	case resp.StatusCode < 500, resp.StatusCode == http.StatusTooManyRequests,
 		resp.StatusCode == http.StatusServiceUnavailable:

@@ -110,6 +110,12 @@ type Backend struct {
 	HealthInterval Duration `yaml:"health_interval"`
 	// Model is the GGUF file for kind embedded.
 	Model string `yaml:"model"`
+	// ReasoningField is the member under which the engine reads an assistant message's
+	// reasoning in the history: reasoning (vLLM 0.11 and later; 0.13 dropped the old
+	// name) or reasoning_content (llama-server, SGLang, older vLLM). Answers are read
+	// under either. Empty: the name the engine's own answers last used, and before any
+	// did, reasoning for kind vllm and reasoning_content for the rest.
+	ReasoningField string `yaml:"reasoning_field"`
 	// ContextWindow is the model's context length in tokens; requests that cannot fit
 	// get a 400 before they reach the engine. Zero: unknown, nothing is refused.
 	ContextWindow int `yaml:"context_window"`

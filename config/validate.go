@@ -161,6 +161,11 @@ func (c *Config) validate(file string) error {
 		if b.Format != "" && !slices.Contains(Formats, b.Format) {
 			return bad(key+".format", "unknown format %q (one of %s)", b.Format, strings.Join(Formats, ", "))
 		}
+		switch b.ReasoningField {
+		case "", "reasoning", "reasoning_content":
+		default:
+			return bad(key+".reasoning_field", "must be reasoning or reasoning_content (or left out to detect)")
+		}
 		if b.ContextWindow < 0 {
 			return bad(key+".context_window", "must be a positive number of tokens, or 0 for unknown")
 		}

@@ -2,9 +2,9 @@ package gateway
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
@@ -47,7 +47,13 @@ func (s *Server) checkBudget(up *Upstream, req *oai.Object, tools []byte, messag
 	err := tokens.Check(prompt, maxTokens, up.ContextWindow)
 	var be *tokens.BudgetError
 	if errors.As(err, &be) {
-		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: be.Param, Code: be.Code, Message: be.Message}
+		// OpenAI says context_length_exceeded with param messages whichever part is too
+		// long; the sizes let the Messages door say it as Anthropic does.
+		o := oai.Overflow{Prompt: be.Prompt, Window: be.ContextWindow}
+		if be.Param == "max_tokens" {
+			o.Completion = be.MaxTokens
+		}
+		return backends.ContextOverflow(be.Message, o, err)
 	}
 	return err
 }

@@ -30,7 +30,8 @@ type exchange struct {
 	id        string // the request id
 	start     time.Time
 	backend   string
-	model     string // metric label
+	reasoning *reasoningName // the backend's name for reasoning in history; nil before routing
+	model     string         // metric label
 	strategy  Strategy
 	status    int
 	committed bool // response headers are out: errors can only go into the stream

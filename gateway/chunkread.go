@@ -140,6 +140,8 @@ func fastDelta(v []byte, d *oai.Delta) bool {
 			bit, dst = 2, &d.Content
 		case "reasoning_content":
 			bit, dst = 4, &d.ReasoningContent
+		case "reasoning":
+			bit, dst = 8, &d.Reasoning
 		}
 		if dst != nil && string(v) != "null" { // null leaves the pointer nil, as json does
 			var s string

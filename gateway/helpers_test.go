@@ -67,11 +67,12 @@ func gatewayFor(t testing.TB, up *upstream, opt ...func(*gateway.Options, *opena
 	}
 	reg := prometheus.NewRegistry()
 	o.Registry = reg
-	// An option may set one Upstream without a Backend: its admission fields are kept.
+	// An option may set one Upstream without a Backend: its admission fields and context
+	// window are kept.
 	u := gateway.Upstream{Name: "up", Kind: "vllm", Models: []string{"m1", "*"}, Backend: be}
 	if len(o.Upstreams) == 1 && o.Upstreams[0].Backend == nil {
 		tmpl := o.Upstreams[0]
-		u.MaxInFlight, u.MaxQueue, u.QueueTimeout = tmpl.MaxInFlight, tmpl.MaxQueue, tmpl.QueueTimeout
+		u.MaxInFlight, u.MaxQueue, u.QueueTimeout, u.ContextWindow = tmpl.MaxInFlight, tmpl.MaxQueue, tmpl.QueueTimeout, tmpl.ContextWindow
 	}
 	o.Upstreams = []gateway.Upstream{u}
 	srv := httptest.NewServer(gateway.New(o))

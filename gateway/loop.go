@@ -321,8 +321,9 @@ func (s *Server) wholeRound(resp *backends.Response, x *exchange) (*round, error
 	if m := ch.Message; m.Content != nil {
 		rd.content.WriteString(*m.Content)
 	}
-	if m := ch.Message; m.ReasoningContent != nil {
-		rd.reasoning.WriteString(*m.ReasoningContent)
+	if th := ch.Message.Thought(); th != nil {
+		rd.reasoning.WriteString(*th)
+		x.reasoning.saw(ch.Message.Reasoning != nil)
 	}
 	for i, c := range ch.Message.ToolCalls {
 		h := &heldCall{id: c.ID, typ: c.Type}
@@ -403,9 +404,11 @@ func (s *Server) streamRound(resp *backends.Response, x *exchange, sk door.Sink,
 			rd.held += int64(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments))
 		}
 		d := ch.Delta
-		if d.ReasoningContent != nil {
-			rd.reasoning.WriteString(*d.ReasoningContent)
-			rd.held += int64(len(*d.ReasoningContent))
+		th := d.Thought()
+		if th != nil {
+			rd.reasoning.WriteString(*th)
+			rd.held += int64(len(*th))
+			x.reasoning.saw(d.Reasoning != nil)
 		}
 		if d.Content != nil {
 			rd.content.WriteString(*d.Content)
@@ -414,7 +417,7 @@ func (s *Server) streamRound(resp *backends.Response, x *exchange, sk door.Sink,
 		if rd.held > x.maxHeld {
 			return nil, backends.TooLarge(x.backend, x.maxHeld)
 		}
-		if err := emit(d.ReasoningContent, sk.Reasoning); err != nil {
+		if err := emit(th, sk.Reasoning); err != nil {
 			return nil, err
 		}
 		if err := emit(d.Content, sk.Text); err != nil {
@@ -435,5 +438,11 @@ func addUsage(total, u *oai.Usage) {
 			total.PromptTokensDetails = &oai.PromptTokensDetails{}
 		}
 		total.PromptTokensDetails.CachedTokens += u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		if total.CompletionTokensDetails == nil {
+			total.CompletionTokensDetails = &oai.CompletionTokensDetails{}
+		}
+		total.CompletionTokensDetails.ReasoningTokens += u.CompletionTokensDetails.ReasoningTokens
 	}
 }

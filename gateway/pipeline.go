@@ -155,7 +155,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if err := s.allow(x.caller, env.Model, rt); err != nil {
 		return err
 	}
-	x.backend, x.model, x.stream = rt.up.Name, rt.label, env.Stream
+	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
 	x.maxHeld = rt.up.MaxResponseBytes
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes
@@ -253,5 +253,5 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 
 // doorError is ae as a door writes it.
 func doorError(ae *apiError) door.Error {
-	return door.Error{Status: ae.Status, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message}
+	return door.Error{Status: ae.Status, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message, Overflow: ae.Overflow}
 }

@@ -17,6 +17,11 @@ type Upstream struct {
 	Models []string
 	// Backend serves the requests.
 	Backend backends.Backend
+	// ReasoningField is the member an assistant message's reasoning goes back to this
+	// upstream under: "reasoning" (vLLM 0.11 on) or "reasoning_content" (llama-server,
+	// SGLang, older vLLM). If empty, the name its answers last used, and before any did,
+	// reasoning for kind vllm and reasoning_content for the rest.
+	ReasoningField string
 	// ContextWindow is the model's context length in tokens. If zero, unknown: no
 	// request is refused for its size.
 	ContextWindow int
@@ -40,6 +45,8 @@ type route struct {
 	// label is the model label for metrics: the configured name, or "other" for a name
 	// that only a wildcard matched, so clients cannot grow label cardinality.
 	label string
+	// reasoning is the name the upstream reads reasoning under, and learns it by.
+	reasoning *reasoningName
 }
 
 // router maps a request's model to an upstream: exact names first, then the first
@@ -48,13 +55,16 @@ type router struct {
 	exact    map[string]*Upstream
 	wildcard *Upstream
 	ups      []*Upstream
+	// reasoning holds each upstream's reasoning name, learnt from its answers.
+	reasoning map[*Upstream]*reasoningName
 }
 
 func newRouter(ups []Upstream) *router {
-	r := &router{exact: map[string]*Upstream{}}
+	r := &router{exact: map[string]*Upstream{}, reasoning: map[*Upstream]*reasoningName{}}
 	for i := range ups {
 		u := &ups[i]
 		r.ups = append(r.ups, u)
+		r.reasoning[u] = newReasoningName(u)
 		for _, m := range u.Models {
 			if m == "*" {
 				if r.wildcard == nil {
@@ -72,10 +82,10 @@ func newRouter(ups []Upstream) *router {
 
 func (r *router) lookup(model string) (route, bool) {
 	if u, ok := r.exact[model]; ok {
-		return route{up: u, label: model}, true
+		return route{up: u, label: model, reasoning: r.reasoning[u]}, true
 	}
 	if r.wildcard != nil {
-		return route{up: r.wildcard, label: "other"}, true
+		return route{up: r.wildcard, label: "other", reasoning: r.reasoning[r.wildcard]}, true
 	}
 	return route{}, false
 }

@@ -25,10 +25,16 @@ type ResponseMessage struct {
 	Role      string     `json:"role"`
 	Content   *string    `json:"content"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// ReasoningContent is the model's reasoning as vLLM, SGLang and llama-server
-	// return it apart from the answer.
+	// ReasoningContent is the model's reasoning as SGLang, llama-server and vLLM before
+	// 0.11 return it apart from the answer; Reasoning is the same under the name vLLM
+	// uses since (it dropped reasoning_content in 0.13). Thought reads either.
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Reasoning        *string `json:"reasoning,omitempty"`
 }
+
+// Thought is the message's reasoning under either name (reasoning when both are set: a
+// vLLM in its transition sends both, the same text), nil when it has none.
+func (m *ResponseMessage) Thought() *string { return thought(m.ReasoningContent, m.Reasoning) }
 
 // Chunk is one streamed chat.completion.chunk.
 type Chunk struct {
@@ -53,8 +59,25 @@ type Delta struct {
 	Role             string     `json:"role,omitempty"`
 	Content          *string    `json:"content,omitempty"`
 	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Reasoning        *string    `json:"reasoning,omitempty"` // vLLM's name for it (see ResponseMessage)
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
+
+// Thought is the delta's reasoning under either name, as ResponseMessage.Thought.
+func (d *Delta) Thought() *string { return thought(d.ReasoningContent, d.Reasoning) }
+
+func thought(content, reasoning *string) *string {
+	if reasoning != nil {
+		return reasoning
+	}
+	return content
+}
+
+// Names of the assistant message's reasoning member.
+const (
+	ReasoningContent = "reasoning_content"
+	Reasoning        = "reasoning"
+)
 
 // Usage is token accounting as OpenAI reports it.
 type Usage struct {
@@ -62,6 +85,14 @@ type Usage struct {
 	CompletionTokens    int                  `json:"completion_tokens"`
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// CompletionTokensDetails, where the engine gives it (vLLM, OpenAI), says how many of
+	// the completion's tokens were reasoning.
+	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
+}
+
+// CompletionTokensDetails breaks the completion's tokens down.
+type CompletionTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 // PromptTokensDetails says how many prompt tokens came from the engine's cache.

@@ -150,7 +150,7 @@ func TestChatCompletion_NonStreaming(t *testing.T) {
 	if resp.Stream != nil || resp.Cache != backends.CacheEstimated || resp.Strategy != "" {
 		t.Errorf("stream %v, cache %q, strategy %q", resp.Stream, resp.Cache, resp.Strategy)
 	}
-	wantReq := `{"model":"qwen","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"stream":false,"options":null}`
+	wantReq := `{"model":"qwen","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"stream":false,"options":null,"truncate":false}`
 	if diff := cmp.Diff(wantReq, string(f.lastBody())); diff != "" {
 		t.Errorf("request Ollama got (-want +got):\n%s", diff)
 	}

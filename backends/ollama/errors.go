@@ -12,6 +12,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/maskgate/maskgate/backends/oai"
+
 	"github.com/maskgate/maskgate/backends"
 )
 
@@ -68,6 +70,9 @@ func (b *Backend) statusError(model string, se api.StatusError) error {
 		msg = http.StatusText(code)
 	}
 	cause := fmt.Errorf("backend %q answered %d: %w", b.opt.Name, code, se)
+	if o, over := oai.ParseOverflow(msg, []byte(se.ErrorMessage)); over && code >= 400 {
+		return backends.ContextOverflow(msg, o, cause)
+	}
 	lower := strings.ToLower(msg)
 	switch {
 	case code == http.StatusNotFound && model != "" && strings.Contains(lower, "model") && strings.Contains(lower, "not found"):

@@ -57,7 +57,10 @@ func translateRequest(body []byte, model string) (*translated, error) {
 		return nil, err
 	}
 	stream := r.Stream
-	t := &translated{req: &api.ChatRequest{Model: model, Messages: msgs, Stream: &stream}}
+	// Truncate false: a history past the context window is refused (an overflow the
+	// client's agent can compact on) instead of cut silently from the front.
+	truncate := false
+	t := &translated{req: &api.ChatRequest{Model: model, Messages: msgs, Stream: &stream, Truncate: &truncate}}
 
 	choice, err := parseToolChoice(r.ToolChoice, r.Tools)
 	if err != nil {

@@ -34,17 +34,17 @@ func TestTranslate_MessagesByRole(t *testing.T) {
 		{
 			name: "system_and_developer_become_system",
 			body: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"developer","content":"no markdown"},{"role":"user","content":"hi"}]}`,
-			want: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"system","content":"no markdown"},{"role":"user","content":"hi"}],"stream":false,"options":null}`,
+			want: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"system","content":"no markdown"},{"role":"user","content":"hi"}],"stream":false,"options":null,"truncate":false}`,
 		},
 		{
 			name: "text_parts_are_joined",
 			body: `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"one "},{"type":"text","text":"two"}]}]}`,
-			want: `{"model":"m","messages":[{"role":"user","content":"one two"}],"stream":false,"options":null}`,
+			want: `{"model":"m","messages":[{"role":"user","content":"one two"}],"stream":false,"options":null,"truncate":false}`,
 		},
 		{
 			name: "null_content_is_empty",
 			body: `{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null}]}`,
-			want: `{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":""}],"stream":false,"options":null}`,
+			want: `{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":""}],"stream":false,"options":null,"truncate":false}`,
 		},
 		{
 			name: "tool_calls_and_results_by_name",
@@ -53,12 +53,12 @@ func TestTranslate_MessagesByRole(t *testing.T) {
 				`{"role":"tool","tool_call_id":"call_2","content":"12:00"},{"role":"tool","tool_call_id":"call_1","content":"cold"},{"role":"tool","tool_call_id":"call_9","name":"legacy","content":"x"}]}`,
 			want: `{"model":"m","messages":[{"role":"user","content":"weather?"},` +
 				`{"role":"assistant","content":"","tool_calls":[{"id":"call_1","function":{"index":0,"name":"get_weather","arguments":{"city":"Oslo","unit":"c"}}},{"id":"call_2","function":{"index":1,"name":"get_time","arguments":{}}}]},` +
-				`{"role":"tool","content":"12:00","tool_name":"get_time","tool_call_id":"call_2"},{"role":"tool","content":"cold","tool_name":"get_weather","tool_call_id":"call_1"},{"role":"tool","content":"x","tool_name":"legacy","tool_call_id":"call_9"}],"stream":true,"options":null}`,
+				`{"role":"tool","content":"12:00","tool_name":"get_time","tool_call_id":"call_2"},{"role":"tool","content":"cold","tool_name":"get_weather","tool_call_id":"call_1"},{"role":"tool","content":"x","tool_name":"legacy","tool_call_id":"call_9"}],"stream":true,"options":null,"truncate":false}`,
 		},
 		{
 			name: "argument_order_is_kept",
 			body: `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"z\":1,\"a\":{\"y\":2,\"b\":3}}"}}]}]}`,
-			want: `{"model":"m","messages":[{"role":"assistant","content":"","tool_calls":[{"id":"c","function":{"index":0,"name":"f","arguments":{"z":1,"a":{"b":3,"y":2}}}}]}],"stream":false,"options":null}`,
+			want: `{"model":"m","messages":[{"role":"assistant","content":"","tool_calls":[{"id":"c","function":{"index":0,"name":"f","arguments":{"z":1,"a":{"b":3,"y":2}}}}]}],"stream":false,"options":null,"truncate":false}`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,7 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		}
 		// Discovered and -model backends were not in the file: its defaults, here.
 		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow,
+			ReasoningField:   b.ReasoningField,
 			MaxResponseBytes: int64(b.MaxResponseBytes),
 			MaxInFlight:      cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
 			MaxQueue:         cmp.Or(b.MaxQueue, config.DefaultMaxQueue),

@@ -44,6 +44,10 @@ type Error struct {
 	Code    string // machine-readable code, may be empty
 	Param   string // the request field at fault, may be empty
 	Message string
+	// Overflow is set when the request did not fit the model's context window (Code is
+	// oai.CodeContextLength); a door whose API words that its own way (Anthropic's
+	// "prompt is too long: N tokens > M maximum") writes it from these sizes.
+	Overflow *oai.Overflow
 }
 
 // Events is where a streaming sink writes: server-sent events over HTTP, or one

@@ -113,9 +113,18 @@
 // prompt_tokens less the cached ones, which are cache_read_input_tokens (Anthropic counts
 // them apart); cache_creation_input_tokens is 0; output_tokens is completion_tokens.
 // Usage is known only at End, so message_start reports zeros and message_delta the
-// counts (recent SDKs take input and cache counts from message_delta).
+// counts (recent SDKs take input and cache counts from message_delta). An engine's
+// completion_tokens_details.reasoning_tokens has no place here: Anthropic's usage has no
+// such field (thinking is counted in output_tokens), so it is not reported.
+// A thinking block sent back goes to the engine as reasoning_content, renamed to
+// reasoning for an engine that reads that name (current vLLM).
 //
 // Fail writes an "error" event whose data is ErrorBody's envelope
 // {"type":"error","error":{"type","message"}}, the type mapped from the HTTP status (see
-// ErrorType).
+// ErrorType). A prompt past the model's context window (door.Error.Overflow: the
+// gateway's budget guard, or the engine's own refusal) is worded as Anthropic words it,
+// which is what Claude Code compacts on: "prompt is too long: N tokens > M maximum", or,
+// when max_tokens is what does not fit, "input length and `max_tokens` exceed context
+// limit: N + K > M, decrease input length or `max_tokens` and try again"; an engine
+// that gave no sizes has its own message after "prompt is too long: ".
 package messages

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
 )
 
@@ -66,6 +67,9 @@ func ErrorType(e door.Error) string {
 // of an "error" event, for one after.
 func ErrorBody(e door.Error) []byte {
 	msg := e.Message
+	if e.Overflow != nil {
+		msg = overflowMessage(*e.Overflow, msg)
+	}
 	if msg == "" {
 		msg = http.StatusText(e.Status)
 	}
@@ -78,4 +82,22 @@ func ErrorBody(e door.Error) []byte {
 	b = append(b, `,"message":`...)
 	b = appendString(b, msg)
 	return append(b, "}}"...)
+}
+
+// overflowMessage words a context-window overflow as Anthropic does, which is what
+// Claude Code reads to compact its history: "prompt is too long: N tokens > M maximum"
+// for a prompt past the window, and for an answer's room (max_tokens) past what the
+// prompt leaves, "input length and `max_tokens` exceed context limit: N + K > M, ...".
+// Sizes the engine did not give leave its own words after "prompt is too long: ".
+func overflowMessage(o oai.Overflow, engine string) string {
+	switch {
+	case o.Completion > 0 && o.Prompt > 0 && o.Window > 0:
+		return fmt.Sprintf("input length and `max_tokens` exceed context limit: %d + %d > %d, decrease input length or `max_tokens` and try again",
+			o.Prompt, o.Completion, o.Window)
+	case o.Prompt > 0 && o.Window > 0:
+		return fmt.Sprintf("prompt is too long: %d tokens > %d maximum", o.Prompt, o.Window)
+	case engine == "":
+		return "prompt is too long"
+	}
+	return "prompt is too long: " + engine
 }

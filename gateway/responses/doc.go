@@ -27,7 +27,8 @@
 //     output as sent, text parts joined into one string, parts with images as chat parts.
 //   - reasoning items are opaque to the engine except for their reasoning_text content,
 //     which becomes the reasoning_content of the assistant message they belong to (chat
-//     templates that keep reasoning across tool calls want it); summaries and
+//     templates that keep reasoning across tool calls want it; the gateway renames the
+//     member to reasoning for an engine that reads that name, current vLLM); summaries and
 //     encrypted_content are never sent to the engine. The item itself is kept, raw, in
 //     Request.Input.
 //   - custom_tool_call becomes a call whose arguments are {"input": <input>}, the shape

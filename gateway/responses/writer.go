@@ -466,6 +466,10 @@ var responseErrorCodes = map[string]bool{
 	"image_content_policy_violation": true, "invalid_image_mode": true, "image_file_too_large": true,
 	"unsupported_image_media_type": true, "empty_image_file": true, "failed_to_download_image": true,
 	"image_file_not_found": true,
+	// Not in the API reference's list, but what Codex reads in response.failed to
+	// compact its history (codex-rs: classify_provider_error), as it does in the
+	// envelope of an HTTP error.
+	oai.CodeContextLength: true,
 }
 
 // responseErrorCode is the response error code for e: its own when it is one of them,
@@ -529,14 +533,17 @@ func (w *Writer) response(status string) []byte {
 		rawOr("top_p", f.get("top_p"), "1").
 		rawOr("truncation", f.get("truncation"), `"disabled"`)
 	if u := w.usage; u != nil {
-		cached := 0
+		cached, reasoning := 0, 0
 		if u.PromptTokensDetails != nil {
 			cached = u.PromptTokensDetails.CachedTokens
+		}
+		if u.CompletionTokensDetails != nil {
+			reasoning = u.CompletionTokensDetails.ReasoningTokens
 		}
 		o.raw("usage", newObj(160).num("input_tokens", int64(u.PromptTokens)).
 			raw("input_tokens_details", newObj(24).num("cached_tokens", int64(cached)).done()).
 			num("output_tokens", int64(u.CompletionTokens)).
-			raw("output_tokens_details", []byte(`{"reasoning_tokens":0}`)).
+			raw("output_tokens_details", newObj(28).num("reasoning_tokens", int64(reasoning)).done()).
 			num("total_tokens", int64(u.TotalTokens)).done())
 	} else {
 		o.raw("usage", []byte("null"))

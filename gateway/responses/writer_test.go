@@ -428,7 +428,11 @@ func TestWriterFail(t *testing.T) {
 	if len(evs) != 4 || evs[0].Type != "response.created" || evs[2].Type != "error" || *evs[2].Code != "rate_limit_exceeded" {
 		t.Errorf("events %q", rec.names)
 	}
-	if got := responseErrorCode(door.Error{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded"}); got != "invalid_prompt" {
+	if got := responseErrorCode(door.Error{Status: 400, Type: "invalid_request_error", Code: "invalid_value"}); got != "invalid_prompt" {
+		t.Errorf("code %q", got)
+	}
+	// Codex compacts on context_length_exceeded in response.failed: it passes as it is.
+	if got := responseErrorCode(door.Error{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded"}); got != "context_length_exceeded" {
 		t.Errorf("code %q", got)
 	}
 	if got := responseErrorCode(door.Error{Status: 400, Code: "invalid_image_url"}); got != "invalid_image_url" {
