@@ -49,6 +49,12 @@ type Request struct {
 	// byte-identical tools (the gateway's whole catalog under mask), so a backend may
 	// keep what it derives from them. Empty when the tools have no such identity.
 	ToolsID string
+	// CatalogFirst asks a backend that renders the prompt itself (llama-server through
+	// /apply-template, the embedded engine) to lay the tools out ahead of the client's
+	// system prompt where the chat template allows it, so that sessions whose system
+	// prompts differ still share the catalog's tokens in the engine's prefix cache. A
+	// backend whose template cannot do it renders the template's own order.
+	CatalogFirst bool
 }
 
 // ToolConstrainer is a backend that enforces Request.Allowed while decoding (a token

@@ -277,6 +277,19 @@ type Search struct {
 	// EagerBelow: a catalog with fewer tools is served eager (everything loaded, no
 	// meta-tools). Default 20; 1 never serves a non-empty catalog eager.
 	EagerBelow int `yaml:"eager_below"`
+	// ClientTools is how the tools a client sends without deferring them are served:
+	// callable (default), its working set, callable from the first turn, with only the
+	// profile's catalog and what the client defers behind search_tools/load_tool; or
+	// managed, behind them too from eager_below tools on (a Chat Completions client with
+	// hundreds of tools). A request may choose with the X-Maskgate-Client-Tools header.
+	ClientTools string `yaml:"client_tools"`
+	// CatalogFirst, where the gateway renders the prompt (llama-server, the embedded
+	// engine), lays the tools out ahead of the client's system prompt so that sessions
+	// whose system prompts differ share the catalog's prefix cache: Hermes/Qwen templates
+	// (the system text moves to a turn after the tools) and Llama 3.x
+	// (tools_in_user_message false); other formats keep their template's order. Default
+	// true; false keeps every template's own order.
+	CatalogFirst *bool `yaml:"catalog_first"`
 	// Scorer ranks search results: bm25 (default: BM25F with stemming, synonyms and
 	// namespace hints) or keyword (name 3, keywords 2, description 1).
 	Scorer string `yaml:"scorer"`
@@ -389,6 +402,9 @@ const (
 
 // SearchModes a config may name.
 var SearchModes = []string{"server", "client"}
+
+// ClientToolModes a config may name for search.client_tools.
+var ClientToolModes = []string{"callable", "managed"}
 
 // FilterPhases a filter may name.
 var FilterPhases = []string{"search", "load", "active"}

@@ -110,7 +110,7 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 			Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(time.Minute), MaxResponseBytes: 64 << 20, MaxEventBytes: 8 << 20,
 			MaxInFlight: 256, MaxQueue: 1024, QueueTimeout: Duration(30 * time.Second)}},
 		Search: Search{TopK: 5, TTL: Duration(time.Hour),
-			Mode: "server", MaxRounds: 4, EagerBelow: 20, Scorer: "bm25"},
+			Mode: "server", MaxRounds: 4, EagerBelow: 20, ClientTools: "callable", Scorer: "bm25"},
 		Admin: Admin{RequestLog: 1000, EventInterval: Duration(time.Second)},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
 			WriteTimeout: Duration(30 * time.Second), KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},

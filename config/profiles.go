@@ -182,6 +182,9 @@ func checkSearch(bad func(key, format string, args ...any) error, key string, s 
 	if s.EagerBelow < 0 {
 		return bad(key+".eager_below", "must be positive")
 	}
+	if !slices.Contains(ClientToolModes, s.ClientTools) {
+		return bad(key+".client_tools", "unknown mode %q (callable or managed)", s.ClientTools)
+	}
 	return nil
 }
 

@@ -125,6 +125,8 @@ func TestParse_ProfileErrorsNameFileLineAndKey(t *testing.T) {
 			`g.yaml:5: profiles[0].tools.mcp[0]: server "s" has execute: gateway, but this profile's search.mode is client, where the gateway runs no call; set execute: client or search.mode: server`},
 		{"profile search checked", "profiles:\n  - name: a\n    search:\n      scorer: vector\n",
 			`g.yaml:4: profiles[0].search.scorer: unknown scorer "vector" (bm25 or keyword)`},
+		{"profile client_tools checked", "profiles:\n  - name: a\n    search:\n      client_tools: lazy\n",
+			`g.yaml:4: profiles[0].search.client_tools: unknown mode "lazy" (callable or managed)`},
 		{"profile strategy checked", "profiles:\n  - name: a\n    strategy: fast\n",
 			`g.yaml:3: profiles[0].strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate)`},
 		{"profile filter checked", "profiles:\n  - name: a\n    filters:\n      - tools: [x]\n",
@@ -169,5 +171,30 @@ func TestParse_TTLNever(t *testing.T) {
 	}
 	if _, err := Parse("g.yaml", []byte("doors: {store_ttl: never}\n")); err == nil || !strings.Contains(err.Error(), "doors.store_ttl: invalid duration") {
 		t.Errorf("never accepted for store_ttl: %v", err)
+	}
+}
+
+// client_tools is callable unless set, and catalog_first on unless set false; a profile
+// keeps the top level's unless it sets its own.
+func TestParse_ClientToolsAndCatalogFirst(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("search: {client_tools: managed}\nprofiles:\n  - name: a\n  - name: b\n    search: {client_tools: callable, catalog_first: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.Search; s.ClientTools != "managed" || s.CatalogFirst != nil {
+		t.Errorf("top level: client_tools %q, catalog_first %v", s.ClientTools, s.CatalogFirst)
+	}
+	if s := cfg.Profiles[0].Search; s.ClientTools != "managed" || s.CatalogFirst != nil {
+		t.Errorf("profile a: client_tools %q, catalog_first %v; want the top level's", s.ClientTools, s.CatalogFirst)
+	}
+	if s := cfg.Profiles[1].Search; s.ClientTools != "callable" || s.CatalogFirst == nil || *s.CatalogFirst {
+		t.Errorf("profile b: client_tools %q, catalog_first %v; want its own", s.ClientTools, s.CatalogFirst)
+	}
+	empty, err := Parse("g.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Search.ClientTools != "callable" || empty.Search.CatalogFirst != nil {
+		t.Errorf("defaults: client_tools %q, catalog_first %v", empty.Search.ClientTools, empty.Search.CatalogFirst)
 	}
 }

@@ -36,6 +36,9 @@ func (c *Config) applyDefaults() {
 	if c.Search.EagerBelow == 0 {
 		c.Search.EagerBelow = DefaultEagerBelow
 	}
+	if c.Search.ClientTools == "" {
+		c.Search.ClientTools = "callable"
+	}
 	c.Server.applyDefaults()
 	if c.Admin.RequestLog == 0 {
 		c.Admin.RequestLog = DefaultRequestLog

@@ -40,13 +40,16 @@ type Profile struct {
 	// search's own relative cut.
 	SearchMinScore float64
 	// Strategy, EagerBelow (zero: 20), ToolMode (zero: server), MaxRounds (zero: 4),
-	// AutoLoad and Progressive are as in Options.
-	Strategy    Strategy
-	EagerBelow  int
-	ToolMode    string
-	MaxRounds   int
-	AutoLoad    bool
-	Progressive bool
+	// AutoLoad, Progressive, ClientTools (zero: callable) and TemplateOrder are as in
+	// Options.
+	Strategy      Strategy
+	EagerBelow    int
+	ToolMode      string
+	MaxRounds     int
+	AutoLoad      bool
+	Progressive   bool
+	ClientTools   string
+	TemplateOrder bool
 	// Runner runs the calls to tools the gateway executes itself (MCP servers with
 	// execute: gateway). Nil: none.
 	Runner ToolRunner
@@ -100,6 +103,9 @@ func (p *Profile) applyDefaults(now time.Time) {
 	if p.ToolMode == "" {
 		p.ToolMode = ModeServer
 	}
+	if p.ClientTools == "" {
+		p.ClientTools = ClientToolsCallable
+	}
 	if p.Limits != (tenant.Limits{}) {
 		p.limitKey = &tenant.Key{Name: "profile " + p.Name, Limits: p.Limits}
 	}
@@ -125,7 +131,7 @@ func (p *Profile) hybridFor(ix *toolsearch.Index) *toolsearch.Hybrid {
 func defaultProfile(o *Options) *Profile {
 	p := &Profile{Name: DefaultProfile, Hybrid: o.Hybrid, SearchTopK: o.SearchTopK, SearchMinScore: o.SearchMinScore,
 		Strategy: o.Strategy, EagerBelow: o.EagerBelow, ToolMode: o.ToolMode, MaxRounds: o.MaxRounds,
-		AutoLoad: o.AutoLoad, Progressive: o.Progressive}
+		AutoLoad: o.AutoLoad, Progressive: o.Progressive, ClientTools: o.ClientTools, TemplateOrder: o.TemplateOrder}
 	if o.Tools != nil {
 		p.Catalog = profile.Static(o.Tools)
 	}

@@ -92,6 +92,16 @@ type Options struct {
 	// Progressive makes the gateway itself load the top results of a search for each new
 	// user message, keeping what is loaded (server mode).
 	Progressive bool
+	// ClientTools is how the tools a client sends without deferring them are served:
+	// ClientToolsCallable (the default when empty), callable from the first turn, or
+	// ClientToolsManaged, behind search_tools/load_tool like the profile's catalog. A
+	// request may choose with HeaderClientTools.
+	ClientTools string
+	// TemplateOrder keeps the chat template's own order of system prompt and tools where
+	// a backend renders the prompt (llama-server, the embedded engine). If false, the
+	// catalog goes ahead of the system prompt where the template allows it
+	// (backends.Request.CatalogFirst).
+	TemplateOrder bool
 	// Policy filters tools by phase. If nil, nothing is filtered.
 	Policy *policy.Policy
 	// AdminKey guards /admin/, presented as Authorization: Bearer only. If empty, the

@@ -147,7 +147,8 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 // profile shares as its prefix (an isolated caller's own, as its cache salt makes it),
 // and the thread.
 func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model string, stream bool) *backends.Request {
-	req := &backends.Request{Body: x.reasoning.rewrite(body), Model: model, Stream: stream, CacheSalt: x.cacheSalt}
+	req := &backends.Request{Body: x.reasoning.rewrite(body), Model: model, Stream: stream, CacheSalt: x.cacheSalt,
+		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder}
 	if p != nil {
 		req.Allowed = s.allowed(p)
 		req.Prefix = p.cat.Version()

@@ -143,6 +143,9 @@ func tenantGateway(t testing.TB, p *planter, keys *tenant.Keyring, fingerprint b
 		Strategy:           gateway.StrategyRemove,
 		Keys:               keys,
 		FingerprintThreads: fingerprint,
+		// The isolation tests model which tools each thread loaded, a client's own
+		// included: its tools are managed, loaded by search like the profile's.
+		ClientTools: gateway.ClientToolsManaged,
 	})
 	for _, m := range mutate {
 		m(gw)

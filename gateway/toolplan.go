@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/maskgate/maskgate/backends"
@@ -24,6 +25,34 @@ const (
 	// ModeClient: meta-tool calls go back to the client; loaded state comes from messages.
 	ModeClient = "client"
 )
+
+// How the tools a client sends without deferring them are served (Options.ClientTools).
+const (
+	// ClientToolsCallable: they are the client's working set, callable from the first
+	// turn (the default). Only the profile's catalog and what the client defers are
+	// behind search_tools/load_tool; a request with neither is not managed at all.
+	ClientToolsCallable = "callable"
+	// ClientToolsManaged: from eager_below tools on they are managed like the profile's
+	// catalog, loaded by search (a Chat Completions client that sends hundreds of tools).
+	ClientToolsManaged = "managed"
+)
+
+// HeaderClientTools chooses ClientToolsCallable or ClientToolsManaged for one request,
+// over its profile's setting.
+const HeaderClientTools = "X-Maskgate-Client-Tools"
+
+// clientToolsMode is the request's choice of HeaderClientTools, else its profile's.
+func clientToolsMode(r *http.Request, prof *Profile) (string, error) {
+	switch h := r.Header.Get(HeaderClientTools); h {
+	case "":
+		return prof.ClientTools, nil
+	case ClientToolsCallable, ClientToolsManaged:
+		return h, nil
+	default:
+		return "", &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_header",
+			Message: HeaderClientTools + " must be " + ClientToolsCallable + " or " + ClientToolsManaged + ", not " + strconv.Quote(h)}
+	}
+}
 
 // toolPlan is one request's view of tools under management: its catalog, its thread,
 // what is loaded, and the conversation as the engine sees it.
@@ -83,6 +112,17 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		return nil, nil
 	}
 	prof := q.prof
+	mode, err := clientToolsMode(r, prof)
+	if err != nil {
+		return nil, err
+	}
+	// callableTools: the client's tools, less hidden, are loaded from the first turn. A
+	// client that discovers tools itself keeps its door's meaning (what it defers is
+	// hidden until found); otherwise the mode says.
+	callableTools := q.clientTools
+	if !q.clientSearch {
+		callableTools = mode == ClientToolsCallable
+	}
 	// The request's context, for the policy and the profile's variants; the namespaces
 	// are the catalog's, once it is known.
 	c := callerOf(r.Context())
@@ -104,6 +144,11 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		if env.Tools == nil || env.ToolCount < prof.EagerBelow {
 			return nil, nil
 		}
+		// Every tool callable and none filtered: nothing to manage, and the tools go as
+		// the client sent them.
+		if callableTools && len(q.hidden) == 0 && !q.clientSearch && s.profiles.Load().rules.Empty(policy.Active) {
+			return nil, nil
+		}
 	}
 	var ix *toolsearch.Index
 	var hybrid *toolsearch.Hybrid
@@ -118,7 +163,7 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 			return nil, err
 		}
 		ix, hybrid = ct.ix, ct.hybrid
-		if q.clientTools {
+		if callableTools {
 			for _, name := range ct.names {
 				if !slices.Contains(q.hidden, name) {
 					callable = append(callable, name)
@@ -147,7 +192,6 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	pck, _ := env.Object.Get("prompt_cache_key")
 	user, _ := env.Object.Get("user")
 	in := state.ThreadInputOf(metadata, pck, user, env.Messages)
-	var err error
 	// The thread is the caller's: its authenticated identity, never a header alone.
 	in.Header = r.Header.Get("X-Thread-Id")
 	if in.Header == "" {
@@ -202,7 +246,7 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	if q.clientSearch {
 		p.clientSearch, p.loaded = true, nil
 	}
-	if q.clientTools {
+	if callableTools {
 		// What the client made callable is loaded.
 		var add []string
 		for _, name := range callable {

@@ -155,7 +155,7 @@ func (b *Backend) Prompt(req *backends.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return b.tmpl.render(r.chat.Messages, r.chat.Tools)
+	return b.tmpl.render(r.chat.Messages, r.chat.Tools, b.format.parse, req.CatalogFirst)
 }
 
 // ConstrainsTools says the engine enforces Request.Allowed token by token, so the
@@ -173,7 +173,7 @@ func (b *Backend) ChatCompletionMasked(ctx context.Context, req *backends.Reques
 }
 
 func (b *Backend) complete(ctx context.Context, req *backends.Request, r *request, m Masker) (*backends.Response, error) {
-	prompt, err := b.tmpl.render(r.chat.Messages, r.chat.Tools)
+	prompt, err := b.tmpl.render(r.chat.Messages, r.chat.Tools, b.format.parse, req.CatalogFirst)
 	if err != nil {
 		return nil, badRequest("messages", err.Error())
 	}

@@ -23,7 +23,9 @@
 // but its tojson is Go's json.Marshal: compact separators, sorted keys and \u003c-escaped
 // HTML characters, so the tool catalog would not be the bytes the model was trained on.
 // The template gets bos_token and eos_token as empty strings; the tokenizer adds the BOS
-// token when the model asks for one.
+// token when the model asks for one. When backends.Request.CatalogFirst asks, the tools go
+// ahead of the client's system prompt as backends/llamacpp lays them out (Hermes: the
+// system message moves behind an empty one; Llama 3.x: tools_in_user_message false).
 //
 // Sampling runs in Go on a copy of the logits: the mask, then temperature (0 is greedy),
 // top_k (an extension field), top_p and a seeded PCG source. Generation ends at an

@@ -113,7 +113,7 @@ func promptTokens(t testing.TB, b *Backend, m []map[string]any) []int {
 	if err := json.Unmarshal(chatBody(t, map[string]any{"messages": m}), &r); err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.tmpl.render(r.Messages, r.Tools)
+	p, err := b.tmpl.render(r.Messages, r.Tools, b.format.parse, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ollama/ollama/fs/ggml"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // readChatTemplate returns tokenizer.chat_template from a GGUF file's metadata.
@@ -49,8 +50,13 @@ func compileTemplate(src string) (*chatTemplate, error) {
 }
 
 // render returns the prompt for messages and tools, ending with the assistant's turn
-// opening (add_generation_prompt).
-func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool) (string, error) {
+// opening (add_generation_prompt). With catalogFirst the tools are laid out ahead of the
+// client's system prompt where format's templates allow it (see catalogFirstLayout).
+func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool, format string, catalogFirst bool) (string, error) {
+	llama3 := false
+	if catalogFirst && len(tools) > 0 {
+		msgs, llama3 = catalogFirstLayout(msgs, format)
+	}
 	list := make([]jinja.Value, 0, len(msgs))
 	for i := range msgs {
 		v, err := messageValue(&msgs[i])
@@ -64,6 +70,9 @@ func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool) (string, err
 		"add_generation_prompt": jinja.NewBool(true),
 		"bos_token":             jinja.NewString(""),
 		"eos_token":             jinja.NewString(""),
+	}
+	if llama3 {
+		data["tools_in_user_message"] = jinja.NewBool(false)
 	}
 	if len(tools) > 0 {
 		tl := make([]jinja.Value, 0, len(tools))
@@ -85,6 +94,30 @@ func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool) (string, err
 		return "", fmt.Errorf("render chat template: %w", err)
 	}
 	return out, nil
+}
+
+// catalogFirstLayout is llama-server's catalog-first layout (backends/llamacpp,
+// catalogFirstMessages) for the embedded engine: under Hermes a leading non-empty system
+// message moves behind an empty one, so the template writes the tools first and the
+// client's system text as a turn of its own after them; under Llama 3.x the template is
+// told tools_in_user_message=false, which writes the tools into the system turn ahead of
+// the system prompt. Other formats keep their template's order.
+func catalogFirstLayout(msgs []oai.Message, format string) (out []oai.Message, llama3 bool) {
+	switch format {
+	case toolcall.Llama3:
+		return msgs, true
+	case toolcall.Hermes:
+		if len(msgs) == 0 || msgs[0].Role != "system" {
+			return msgs, false
+		}
+		if text, err := msgs[0].TextContent(); err != nil || text == "" {
+			return msgs, false
+		}
+		out = make([]oai.Message, 0, len(msgs)+1)
+		out = append(out, oai.Message{Role: "system", Content: json.RawMessage(`""`)})
+		return append(out, msgs...), false
+	}
+	return msgs, false
 }
 
 // messageValue converts a message the way llama-server does for templates: content as

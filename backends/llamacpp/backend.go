@@ -142,7 +142,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := templateBody(req.Body)
+	tmpl, err := templateBody(req.Body, b.opt.Format, req.CatalogFirst)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,15 @@
 // ChatTemplate (GET /props, from which toolcall.Detect tells the format) are optional
 // abilities for the gateway's constraint and configuration code.
 //
+// When backends.Request.CatalogFirst asks, the template lays the tools out ahead of the
+// client's system prompt, so that sessions whose system prompts differ share the
+// catalog's tokens in llama-server's prefix cache: under Hermes a leading system message
+// moves behind an empty one (Hermes/Qwen templates write messages[0] and then the tools
+// into the system turn, and a later system message as a turn of its own); under Llama 3.x
+// chat_template_kwargs asks for tools_in_user_message false (the tools then go into the
+// system turn before the system prompt). The client's messages still travel as its bytes,
+// only moved; other formats keep their template's order.
+//
 // It owns the wire translation and the HTTP exchange with llama-server. It never edits or
 // re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
 // rendered prompt and the engine's prefix cache stay stable), never builds a grammar

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/toolcall"
 	"github.com/maskgate/maskgate/masking"
 )
 
@@ -138,7 +139,11 @@ func stopWords(raw json.RawMessage) ([]string, error) {
 // tools are rendered when llama-server runs with --jinja). tool_choice is left out on
 // purpose: the prompt must not change when the choice does. chat_template_kwargs, when
 // the client sent it, travels too.
-func templateBody(body []byte) ([]byte, error) {
+//
+// With catalogFirst the tools are laid out ahead of the client's system prompt where the
+// format's templates allow it (catalogFirstMessages, catalogFirstKwargs); the client's
+// bytes are still sent unchanged, only moved.
+func templateBody(body []byte, format string, catalogFirst bool) ([]byte, error) {
 	o, err := oai.ParseObject(body)
 	if err != nil {
 		return nil, backends.BadRequest("", "request body is not a JSON object: %v", err)
@@ -147,19 +152,73 @@ func templateBody(body []byte) ([]byte, error) {
 	if !ok || string(msgs) == "null" {
 		return nil, backends.BadRequest("messages", "missing required parameter: 'messages'")
 	}
+	tools, hasTools := o.Get("tools")
+	hasTools = hasTools && string(tools) != "null"
+	kw, hasKw := o.Get("chat_template_kwargs")
+	hasKw = hasKw && string(kw) != "null"
+	if catalogFirst && hasTools && string(bytes.TrimSpace(tools)) != "[]" {
+		switch format {
+		case toolcall.Hermes:
+			msgs = catalogFirstMessages(msgs)
+		case toolcall.Llama3:
+			if !hasKw {
+				kw, hasKw = []byte(catalogFirstKwargs), true
+			}
+		}
+	}
 	var b bytes.Buffer
 	b.WriteString(`{"messages":`)
 	b.Write(msgs)
-	if tools, ok := o.Get("tools"); ok && string(tools) != "null" {
+	if hasTools {
 		b.WriteString(`,"tools":`)
 		b.Write(tools)
 	}
-	if kw, ok := o.Get("chat_template_kwargs"); ok && string(kw) != "null" {
+	if hasKw {
 		b.WriteString(`,"chat_template_kwargs":`)
 		b.Write(kw)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// neutralSystem is the first message of a catalog-first Hermes prompt: an empty system
+// message, after which Hermes/Qwen templates write the tools into the system turn.
+const neutralSystem = `{"role":"system","content":""}`
+
+// catalogFirstKwargs has Llama 3.x templates write the tools into the system turn ahead
+// of the system prompt ("Environment: ipython", the dates, the functions, then the
+// system message) instead of into the first user message after it.
+const catalogFirstKwargs = `{"tools_in_user_message":false}`
+
+// catalogFirstMessages moves a leading system message behind an empty one. Hermes/Qwen
+// templates render messages[0]'s content and then the tools in the system turn, and a
+// later system message as a turn of its own, so the prompt becomes the catalog first
+// and the client's system text after it: sessions whose system prompts differ share
+// every token of the catalog. The client's message travels as its own bytes. Messages
+// that do not begin with a non-empty system message are returned as they are.
+func catalogFirstMessages(msgs []byte) []byte {
+	var list []json.RawMessage
+	if json.Unmarshal(msgs, &list) != nil || len(list) == 0 {
+		return msgs
+	}
+	var first struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(list[0], &first) != nil || first.Role != "system" {
+		return msgs
+	}
+	if c := string(bytes.TrimSpace(first.Content)); c == "" || c == `""` || c == "null" || c == "[]" {
+		return msgs
+	}
+	out := make([]byte, 0, len(msgs)+len(neutralSystem)+1)
+	out = append(out, '[')
+	out = append(out, neutralSystem...)
+	for _, m := range list {
+		out = append(out, ',')
+		out = append(out, m...)
+	}
+	return append(out, ']')
 }
 
 // completionRequest is the POST /completion body this package writes; the grammar

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // The golden bodies below were reviewed against llama-server's documentation
@@ -74,7 +75,7 @@ func TestTemplateBody_ClientBytesUnchanged(t *testing.T) {
 	base := `{"model":"qwen","messages":` + msgs + `,"tools":` + twoTools
 	want := []byte(`{"messages":` + msgs + `,"tools":` + twoTools + `}`)
 	for _, tail := range []string{`}`, `,"tool_choice":"required"}`, `,"tool_choice":"none","temperature":1}`} {
-		got, err := templateBody([]byte(base + tail))
+		got, err := templateBody([]byte(base+tail), toolcall.Hermes, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -212,6 +212,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxRounds:       cfg.Search.MaxRounds,
 		AutoLoad:        cfg.Search.AutoLoad,
 		Progressive:     cfg.Search.Progressive,
+		ClientTools:     cfg.Search.ClientTools,
+		TemplateOrder:   cfg.Search.CatalogFirst != nil && !*cfg.Search.CatalogFirst,
 		Policy:          pol,
 		AdminKey:        adminKey,
 		RequestLog:      cfg.Admin.RequestLog,

@@ -203,6 +203,7 @@ func (w *profiles) build(pc config.Profile, servers map[string]*server) (*built,
 	gw := &gateway.Profile{Name: pc.Name, Catalog: cat, SearchTopK: pc.Search.TopK, SearchMinScore: pc.Search.MinScore,
 		Strategy: gateway.Strategy(pc.Strategy), EagerBelow: pc.Search.EagerBelow, ToolMode: pc.Search.Mode,
 		MaxRounds: pc.Search.MaxRounds, AutoLoad: pc.Search.AutoLoad, Progressive: pc.Search.Progressive, Runner: r,
+		ClientTools: pc.Search.ClientTools, TemplateOrder: pc.Search.CatalogFirst != nil && !*pc.Search.CatalogFirst,
 		Limits: tenant.Limits{RequestsPerMinute: pc.Limits.RequestsPerMinute, TokensPerMinute: pc.Limits.TokensPerMinute,
 			MaxConcurrent: pc.Limits.MaxConcurrent}}
 	if cat != nil && pc.Search.Embeddings.URL != "" {
