@@ -148,7 +148,11 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 // and the thread.
 func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model string, stream bool) *backends.Request {
 	req := &backends.Request{Body: x.reasoning.rewrite(body), Model: model, Stream: stream, CacheSalt: x.cacheSalt,
-		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder}
+		// Catalog first only where the tools array holds still: the client's tools as
+		// sent (no plan) or the whole catalog. Under remove it changes with the loaded
+		// set, and ahead of the system prompt it would move that prompt with it (the
+		// embedded replay: remove computed 2,929 tokens a session instead of 2,658).
+		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder && (p == nil || p.wholeCatalog())}
 	if p != nil {
 		req.Allowed = s.allowed(p)
 		req.Prefix = p.cat.Version()
