@@ -173,12 +173,12 @@ func postJSON(t *testing.T, url string, body any, header ...string) map[string]a
 // not found is ever called.
 func TestDoorsEngine_MessagesTraceWithClientToolSearch(t *testing.T) {
 	obs, gw := traceEngine(t, gateway.StrategyMask)
-	checkTrace(t, obs, messagesTrace(t, gw))
+	checkTrace(t, obs, messagesTrace(t, gw, discover))
 	t.Run("unmanaged_for_contrast", func(t *testing.T) {
 		// The same agent with its tools passed as it sends them: each discovery grows
 		// the tools array, and the engine's prompt changes before the conversation.
 		obs, gw := traceEngine(t, "")
-		messagesTrace(t, gw)
+		messagesTrace(t, gw, discover)
 		moved := 0
 		for i := 1; i < len(obs.rounds); i++ {
 			if float64(obs.rounds[i].cached) < 0.95*float64(obs.rounds[i-1].prompt) {
@@ -192,9 +192,43 @@ func TestDoorsEngine_MessagesTraceWithClientToolSearch(t *testing.T) {
 	})
 }
 
-// messagesTrace runs the Messages agent's turns against gw and returns, per turn, what
-// the client had made callable.
-func messagesTrace(t *testing.T, gw *httptest.Server) [][]string {
+// TestDoorsEngine_MessagesTraceWithAToolTheCatalogLacks is the Messages agent whose
+// client tools differ from the catalog: its second discovery is a tool the profile's
+// catalog does not hold. The README: "A tool the catalog lacks joins it when it is first
+// shown: that is one move of the prefix". So the turn that first shows it recomputes
+// part of the previous prompt, every other turn keeps at least 95 % of it cached, and
+// no call leaves what the client made callable.
+func TestDoorsEngine_MessagesTraceWithAToolTheCatalogLacks(t *testing.T) {
+	obs, gw := traceEngine(t, gateway.StrategyMask)
+	extra := traceName(traceTools) // svc110_run: the catalog has svc000–svc109
+	callable := messagesTrace(t, gw, []int{discover[0], traceTools, discover[2]})
+	shown := slices.IndexFunc(callable, func(c []string) bool { return slices.Contains(c, extra) })
+	if shown < 1 || len(obs.rounds) != len(callable) {
+		t.Fatalf("%s first callable on turn %d of %d (%d engine rounds)", extra, shown, len(callable), len(obs.rounds))
+	}
+	for i, r := range obs.rounds {
+		for _, name := range r.called {
+			if !slices.Contains(callable[i], name) {
+				t.Errorf("turn %d: the engine called %q, which the client had not made callable", i, name)
+			}
+		}
+		if i == 0 {
+			continue
+		}
+		prev := obs.rounds[i-1].prompt
+		t.Logf("turn %d: prompt %d tokens, %d cached (%.1f %% of the previous prompt)", i, r.prompt, r.cached, 100*float64(r.cached)/float64(prev))
+		switch {
+		case i == shown && r.cached >= prev:
+			t.Errorf("turn %d shows %s first, yet all %d tokens of the previous prompt were cached: the tool did not join the prompt's catalog", i, extra, prev)
+		case i != shown && float64(r.cached) < 0.95*float64(prev):
+			t.Errorf("turn %d: %d of the previous prompt's %d tokens cached: the prefix moved again after turn %d", i, r.cached, prev, shown)
+		}
+	}
+}
+
+// messagesTrace runs the Messages agent's turns against gw, its searches finding the
+// tools disc numbers in turn, and returns, per turn, what the client had made callable.
+func messagesTrace(t *testing.T, gw *httptest.Server, disc []int) [][]string {
 	t.Helper()
 	anthropicTool := func(i int, deferred bool) map[string]any {
 		m := map[string]any{"name": traceName(i), "description": traceDesc(i), "input_schema": json.RawMessage(traceSchema(i))}
@@ -213,6 +247,11 @@ func messagesTrace(t *testing.T, gw *httptest.Server) [][]string {
 	var deferredNames []string
 	for i := 8; i < traceTools; i++ {
 		deferredNames = append(deferredNames, traceName(i))
+	}
+	for _, i := range disc {
+		if i >= traceTools { // a tool the catalog lacks
+			deferredNames = append(deferredNames, traceName(i))
+		}
 	}
 	system := []any{map[string]any{"type": "text", "text": "You are a coding agent."},
 		map[string]any{"type": "text", "text": "Deferred tools, found with ToolSearch: " + strings.Join(deferredNames, ", "), "cache_control": map[string]any{"type": "ephemeral"}}}
@@ -237,8 +276,8 @@ func messagesTrace(t *testing.T, gw *httptest.Server) [][]string {
 				continue
 			}
 			result := map[string]any{"type": "tool_result", "tool_use_id": block["id"], "content": "done"}
-			if block["name"] == "ToolSearch" && found < len(discover) {
-				i := discover[found]
+			if block["name"] == "ToolSearch" && found < len(disc) {
+				i := disc[found]
 				found++
 				result["content"] = []any{map[string]any{"type": "tool_reference", "tool_name": traceName(i)}}
 				tools = append(tools, anthropicTool(i, true))
@@ -251,8 +290,8 @@ func messagesTrace(t *testing.T, gw *httptest.Server) [][]string {
 		}
 		messages = append(messages, map[string]any{"role": "user", "content": results})
 	}
-	if found != len(discover) {
-		t.Errorf("the agent found %d tools, want %d", found, len(discover))
+	if found != len(disc) {
+		t.Errorf("the agent found %d tools, want %d", found, len(disc))
 	}
 	return perTurn
 }
