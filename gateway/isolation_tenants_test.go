@@ -35,6 +35,17 @@ func plantAs(t *testing.T, p *planter, gw *httptest.Server, key string, headers 
 	return rh, p.since(before)
 }
 
+// count is how many of ss are s.
+func count(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
 func secretsIn(calls []upstreamCall) []string {
 	var out []string
 	for _, c := range calls {
@@ -61,10 +72,14 @@ func TestIsolation_SameThreadIdIsSharedOnlyWithinOneKey(t *testing.T) {
 	if slices.Contains(calls[0].tools, "alice_tool_01") {
 		t.Errorf("bob's prompt has alice's loaded tool: %v", calls[0].tools)
 	}
-	// A second client with alice's key is alice.
-	_, calls = plantAs(t, p, gw, aliceKey, t1, msgs, "SECRET-alice-3", "alice_tool_03")
-	if got := secretsIn(calls[:1]); !slices.Contains(got, "SECRET-alice-1") || slices.Contains(got, "SECRET-bob-2") {
-		t.Errorf("alice's second client: secrets %v, want alice's own and not bob's", got)
+	// A second client with alice's key is alice: it carries on her conversation, and her
+	// hidden exchange comes back after the message it followed (a hidden exchange is
+	// anchored to that message and left out where it is gone), so her secret is in the
+	// prompt more often than her own history holds it.
+	carryOn := append(slices.Clone(msgs), userMsg("plant SECRET-alice-1 alice_tool_01"))
+	_, calls = plantAs(t, p, gw, aliceKey, t1, carryOn, "SECRET-alice-3", "alice_tool_03")
+	if got := secretsIn(calls[:1]); count(got, "SECRET-alice-1") < 2 || slices.Contains(got, "SECRET-bob-2") {
+		t.Errorf("alice's second client: secrets %v, want alice's hidden exchange and not bob's", got)
 	}
 	if !slices.Contains(calls[0].tools, "alice_tool_01") {
 		t.Errorf("alice's thread lost its loaded tool: %v", calls[0].tools)
@@ -105,8 +120,12 @@ func TestIsolation_FingerprintsAreScopedToTheIdentity(t *testing.T) {
 	if slices.Contains(secretsIn(calls), "SECRET-alice-1") || ha.Get(gateway.HeaderThread) == hb.Get(gateway.HeaderThread) {
 		t.Errorf("bob's identical opening joined alice's thread (%s, %s)", ha.Get(gateway.HeaderThread), hb.Get(gateway.HeaderThread))
 	}
-	ha2, calls := plantAs(t, p, gw, aliceKey, nil, msgs, "SECRET-alice-3", "alice_tool_03")
-	if !slices.Contains(secretsIn(calls[:1]), "SECRET-alice-1") || ha2.Get(gateway.HeaderThread) != ha.Get(gateway.HeaderThread) {
+	// Alice carrying on her conversation: her hidden exchange is back after the message
+	// it followed (it is anchored there), so her secret is in the prompt more often than
+	// her own history holds it.
+	carryOn := append(slices.Clone(msgs), userMsg("plant SECRET-alice-1 alice_tool_01"))
+	ha2, calls := plantAs(t, p, gw, aliceKey, nil, carryOn, "SECRET-alice-3", "alice_tool_03")
+	if count(secretsIn(calls[:1]), "SECRET-alice-1") < 2 || ha2.Get(gateway.HeaderThread) != ha.Get(gateway.HeaderThread) {
 		t.Error("alice's identical opening did not resume her fingerprinted thread")
 	}
 }
