@@ -9,10 +9,15 @@
 // One canned upstream, in this process on a loopback port (net/http/httptest), answers
 // chat completions at once (-think sets a delay; none by default): a whole
 // chat.completion of about 600 bytes, or a stream of seven chunks (role, four of text,
-// finish, usage) and [DONE], each event flushed on its own. Three paths lead to it:
+// finish, usage) and [DONE], each event flushed on its own. Four paths lead to it:
 //
 //   - direct: the client posts to the upstream itself, the floor the others are read
 //     against;
+//   - bare proxy: net/http/httputil.ReverseProxy with the gateway's upstream transport,
+//     flushing every write, in a child process (this binary re-executed): the least a Go
+//     process in the middle costs, and what maskgate's overhead is read against (the
+//     table's last column: maskgate's p50 and CPU per request over the proxy's, from the
+//     same rounds);
 //   - maskgate: this repository's gateway (gateway.New over an openaicompat backend,
 //     tools unmanaged: every request goes through as sent), in a child process that is
 //     this same binary re-executed, so that its CPU time is its own;
@@ -36,7 +41,7 @@
 // scenario's rate whether or not earlier ones have been answered, so a gateway that
 // cannot keep up queues them, and its latency, taken from each send to the answer's last
 // byte, includes that wait. Each scenario runs three rounds in which the paths take turns
-// (direct, maskgate, Portkey, direct, ...), 4 s each (1 s with -quick), after an
+// (direct, bare proxy, maskgate, Portkey, direct, ...), 4 s each (1 s with -quick), after an
 // unmeasured second of the same load; before the first scenario every path gets 2000
 // requests of each body closed-loop (300 with -quick), which V8 needs to compile
 // Portkey's hot paths. Answers are checked: a whole one must be the upstream's

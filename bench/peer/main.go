@@ -15,7 +15,7 @@ import (
 
 func main() {
 	if up := os.Getenv(childEnv); up != "" {
-		os.Exit(serveMaskgate(up))
+		os.Exit(serveChild(os.Getenv(childKindEnv), up))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -21,19 +21,20 @@ import (
 	"github.com/maskgate/maskgate/internal/nodetest"
 )
 
-// TestMain lets the test binary serve as the maskgate child, as the bench binary does.
+// TestMain lets the test binary serve as the proxy and maskgate children, as the bench
+// binary does.
 func TestMain(m *testing.M) {
 	if up := os.Getenv(childEnv); up != "" {
-		os.Exit(serveMaskgate(up))
+		os.Exit(serveChild(os.Getenv(childKindEnv), up))
 	}
 	os.Exit(m.Run())
 }
 
-// TestMeasure_QuickThreePaths runs one small scenario through all three paths, Portkey
+// TestMeasure_QuickFourPaths runs one small scenario through all four paths, Portkey
 // installed from the pinned lock, and checks the report's shape, never its timings:
 // speed is what the bench reports, not what a test asserts. The scenario is a stream, the
 // kind that breaks in Portkey without the @hono/node-server pin.
-func TestMeasure_QuickThreePaths(t *testing.T) {
+func TestMeasure_QuickFourPaths(t *testing.T) {
 	nodetest.Node(t, "testdata/node")
 	nodeDir, err := filepath.Abs("testdata/node")
 	if err != nil {
@@ -89,7 +90,7 @@ func TestMeasure_QuickThreePaths(t *testing.T) {
 			t.Errorf("%s: CPU per request %v, want a positive figure", p.Path, p.CPUPerRequest)
 		}
 	}
-	if diff := cmp.Diff([]string{pathDirect, pathMaskgate, pathPortkey}, names); diff != "" {
+	if diff := cmp.Diff([]string{pathDirect, pathProxy, pathMaskgate, pathPortkey}, names); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 
@@ -105,7 +106,7 @@ func TestMeasure_QuickThreePaths(t *testing.T) {
 	}
 	md := readFile(t, filepath.Join(dir, "peer.md"))
 	for _, want := range []string{
-		"| body | rate | direct p50 / p99 | maskgate p50 / p99, CPU per request | Portkey p50 / p99, CPU per request |",
+		"| body | rate | direct p50 / p99 | bare proxy p50 / p99, CPU per request | maskgate p50 / p99, CPU per request | Portkey p50 / p99, CPU per request | maskgate ÷ bare proxy: p50, CPU |",
 		"| 4 tools (2.3 KB), streamed | 100/s |",
 		fmt.Sprintf("same %d cores", rep.NumCPU), // the note that the load generator shares them
 	} {
@@ -117,18 +118,26 @@ func TestMeasure_QuickThreePaths(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "peer.json"))), &back); err != nil {
 		t.Fatalf("peer.json: %v", err)
 	}
-	if len(back.Scenarios) != 1 || len(back.Scenarios[0].Paths) != 3 || back.Scenarios[0].Paths[1].Latency != s.Paths[1].Latency {
+	lat, cpu := s.OverProxy()
+	mg, px := s.Paths[2], s.Paths[1]
+	if want := float64(mg.Latency.P50) / float64(px.Latency.P50); lat != want || cpu <= 0 {
+		t.Errorf("maskgate over the proxy: ×%g latency (want ×%g from the two p50s), ×%g CPU", lat, want, cpu)
+	}
+	if !strings.Contains(md, fmt.Sprintf(" ×%.2f, ×%.2f |", lat, cpu)) {
+		t.Errorf("peer.md lacks the ratio column ×%.2f, ×%.2f:\n%s", lat, cpu, md)
+	}
+	if len(back.Scenarios) != 1 || len(back.Scenarios[0].Paths) != 4 || back.Scenarios[0].Paths[2].Latency != s.Paths[2].Latency {
 		t.Errorf("peer.json does not hold the report: %+v", back.Scenarios)
 	}
 	series, bars := svgSeries(t, readFile(t, filepath.Join(dir, "peer.svg")))
 	if diff := cmp.Diff(map[string][]string{
-		"latency": {pathDirect, pathMaskgate, pathPortkey},
-		"cpu":     {pathMaskgate, pathPortkey},
+		"latency": {pathDirect, pathProxy, pathMaskgate, pathPortkey},
+		"cpu":     {pathProxy, pathMaskgate, pathPortkey},
 	}, series); diff != "" {
 		t.Errorf("SVG series by panel (-want +got):\n%s", diff)
 	}
-	if bars != 5 {
-		t.Errorf("SVG has %d bars, want 5 (3 latency, 2 CPU)", bars)
+	if bars != 7 {
+		t.Errorf("SVG has %d bars, want 7 (4 latency, 3 CPU)", bars)
 	}
 }
 

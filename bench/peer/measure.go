@@ -145,7 +145,7 @@ type Report struct {
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
 
-// ScenarioResult has one PathResult per path: direct, maskgate, portkey.
+// ScenarioResult has one PathResult per path: direct, proxy, maskgate, portkey.
 type ScenarioResult struct {
 	Scenario
 	BodyBytes int          `json:"body_bytes"`
@@ -219,7 +219,12 @@ func Measure(ctx context.Context, c Config) (*Report, error) {
 	up.Start()
 	defer up.Close()
 
-	mg, mgChild, err := startMaskgate(up.URL, c.MaxInFlight)
+	px, pxChild, err := startGoChild(pathProxy, up.URL, c.MaxInFlight)
+	if err != nil {
+		return nil, err
+	}
+	defer pxChild.stop()
+	mg, mgChild, err := startGoChild(pathMaskgate, up.URL, c.MaxInFlight)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +236,7 @@ func Measure(ctx context.Context, c Config) (*Report, error) {
 	defer pkChild.stop()
 	direct := &path{name: pathDirect, url: up.URL + "/v1/chat/completions", header: requestHeader(),
 		client: &http.Client{Transport: clientTransport(c.MaxInFlight)}}
-	paths := []*path{direct, mg, pk}
+	paths := []*path{direct, px, mg, pk}
 	defer func() {
 		for _, p := range paths {
 			p.client.CloseIdleConnections()
@@ -242,7 +247,7 @@ func Measure(ctx context.Context, c Config) (*Report, error) {
 		GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU(), LoadAverage: loadAverage(), Node: nodeVersion(node),
 		Portkey: installedVersion(c.NodeDir, "@portkey-ai/gateway"), HonoServer: installedVersion(c.NodeDir, "@hono/node-server"),
 		Round: c.Round, Rounds: c.Rounds, Warmup: c.Warmup, Prime: c.Prime, Think: c.Think, Timeout: c.Timeout}
-	fmt.Fprintf(c.Progress, "peer: maskgate pid %d, Portkey %s pid %d (node %s), upstream %s\n", mg.pid, rep.Portkey, pk.pid, rep.Node, up.URL)
+	fmt.Fprintf(c.Progress, "peer: proxy pid %d, maskgate pid %d, Portkey %s pid %d (node %s), upstream %s\n", px.pid, mg.pid, rep.Portkey, pk.pid, rep.Node, up.URL)
 
 	if err := prime(ctx, c, paths); err != nil {
 		return nil, err
@@ -264,7 +269,7 @@ func Measure(ctx context.Context, c Config) (*Report, error) {
 		}
 	}
 	rep.Wall = time.Since(rep.Started)
-	for _, ch := range []*child{mgChild, pkChild} {
+	for _, ch := range []*child{pxChild, mgChild, pkChild} {
 		// An interrupt from a terminal reaches the children too; only an exit
 		// nobody asked for is an error.
 		if ch.exited() && ctx.Err() == nil {
@@ -308,7 +313,7 @@ func prime(ctx context.Context, c Config, paths []*path) error {
 }
 
 // runScenario checks each path answers, warms each up, then runs the rounds: direct,
-// maskgate, portkey, direct, maskgate, portkey, ...
+// proxy, maskgate, portkey, direct, proxy, ...
 func runScenario(ctx context.Context, c Config, sc Scenario, paths []*path) (*ScenarioResult, error) {
 	body := workload.Request(sc.Tools, sc.Stream)
 	res := &ScenarioResult{Scenario: sc, BodyBytes: len(body)}

@@ -11,6 +11,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +28,7 @@ import (
 // Path names, in the order every table and figure lists them.
 const (
 	pathDirect   = "direct"
+	pathProxy    = "proxy"
 	pathMaskgate = "maskgate"
 	pathPortkey  = "portkey"
 )
@@ -43,28 +46,30 @@ type path struct {
 	pid int
 }
 
-// childEnv, when set, makes this binary serve maskgate instead of measuring: its value is
-// the upstream's base URL (without /v1). See serveMaskgate.
-const childEnv = "MASKGATE_PEER_BENCH_UPSTREAM"
+// childEnv, when set, makes this binary serve a path's middle process instead of
+// measuring: its value is the upstream's base URL (without /v1). childKindEnv says which
+// (pathMaskgate, the default, or pathProxy). See serveChild.
+const (
+	childEnv     = "MASKGATE_PEER_BENCH_UPSTREAM"
+	childKindEnv = "MASKGATE_PEER_BENCH_KIND"
+)
 
-// serveMaskgate is the child process the maskgate path runs in: the gateway as
-// cmd/gateway builds it (gateway.New over an openaicompat backend, tools unmanaged),
-// on a loopback port, plus a second loopback port that answers GET /cpu with this
-// process's CPU time from getrusage. It prints "ready GATEWAY CONTROL" on stdout and
-// serves until its standard input closes, which happens when the bench exits.
-func serveMaskgate(upstreamURL string) int {
-	be, err := openaicompat.New(openaicompat.Options{Name: "peer", BaseURL: upstreamURL + "/v1",
-		Transport: upstreamTransport(), ReportsCache: false})
+// serveChild is the child process a gateway path runs in, on a loopback port, plus a
+// second loopback port that answers GET /cpu with this process's CPU time from
+// getrusage. For pathMaskgate it serves the gateway as cmd/gateway builds it
+// (gateway.New over an openaicompat backend, tools unmanaged); for pathProxy, a bare
+// httputil.ReverseProxy to the upstream over the same transport: the floor any Go
+// gateway in a process of its own starts from. It prints "ready GATEWAY CONTROL" on
+// stdout and serves until its standard input closes, which happens when the bench exits.
+func serveChild(kind, upstreamURL string) int {
+	h, err := childHandler(kind, upstreamURL)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "peer: maskgate child: %v\n", err)
+		fmt.Fprintf(os.Stderr, "peer: %s child: %v\n", kind, err)
 		return 1
 	}
-	h := gateway.New(gateway.Options{Upstreams: []gateway.Upstream{
-		{Name: "peer", Kind: "openai", Models: []string{model}, Backend: be},
-	}})
 	gw, err := serveOn(h)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "peer: maskgate child: %v\n", err)
+		fmt.Fprintf(os.Stderr, "peer: %s child: %v\n", kind, err)
 		return 1
 	}
 	ctl, err := serveOn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,12 +81,55 @@ func serveMaskgate(upstreamURL string) int {
 		_, _ = io.WriteString(w, strconv.FormatInt(int64(d), 10))
 	}))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "peer: maskgate child: %v\n", err)
+		fmt.Fprintf(os.Stderr, "peer: %s child: %v\n", kind, err)
 		return 1
 	}
 	fmt.Printf("ready %s %s\n", gw, ctl)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+// childHandler is what a child of the given kind serves.
+func childHandler(kind, upstreamURL string) (http.Handler, error) {
+	switch kind {
+	case pathMaskgate:
+		be, err := openaicompat.New(openaicompat.Options{Name: "peer", BaseURL: upstreamURL + "/v1",
+			Transport: upstreamTransport(), ReportsCache: false})
+		if err != nil {
+			return nil, err
+		}
+		return gateway.New(gateway.Options{Upstreams: []gateway.Upstream{
+			{Name: "peer", Kind: "openai", Models: []string{model}, Backend: be},
+		}}), nil
+	case pathProxy:
+		u, err := url.Parse(upstreamURL)
+		if err != nil {
+			return nil, err
+		}
+		rp := &httputil.ReverseProxy{
+			Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(u) },
+			Transport: upstreamTransport(),
+			// Streams are flushed event by event, as the gateway flushes them.
+			FlushInterval: -1,
+			ErrorLog:      log.New(io.Discard, "", 0),
+		}
+		// The body is read whole before it is forwarded, as every gateway here does.
+		// Streamed through as it arrives, it raced the upstream's answer: 2 to 4 % of
+		// streamed requests in a quick run came back cut short, the proxy's upstream
+		// connection closed under it ("use of closed network connection" while copying
+		// the answer).
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+			rp.ServeHTTP(w, r)
+		}), nil
+	}
+	return nil, fmt.Errorf("no child of kind %q", kind)
 }
 
 // serveOn serves h on a free loopback port and returns its base URL.
@@ -146,17 +194,18 @@ func (c *child) exited() bool {
 	}
 }
 
-// startMaskgate re-executes this binary as the maskgate child and returns its path.
-func startMaskgate(upstreamURL string, maxInFlight int) (*path, *child, error) {
+// startGoChild re-executes this binary as the child of the given kind (pathMaskgate or
+// pathProxy) and returns its path.
+func startGoChild(kind, upstreamURL string, maxInFlight int) (*path, *child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+upstreamURL)
+	cmd.Env = append(os.Environ(), childEnv+"="+upstreamURL, childKindEnv+"="+kind)
 	c, stdout, err := startChild(cmd)
 	if err != nil {
-		return nil, nil, fmt.Errorf("maskgate child: %w", err)
+		return nil, nil, fmt.Errorf("%s child: %w", kind, err)
 	}
 	lines := make(chan string, 1)
 	go func() {
@@ -174,17 +223,17 @@ func startMaskgate(upstreamURL string, maxInFlight int) (*path, *child, error) {
 		f := strings.Fields(l)
 		if len(f) != 3 || f[0] != "ready" {
 			c.stop()
-			return nil, nil, fmt.Errorf("maskgate child said %q, not ready; stderr: %s", l, c.stderr)
+			return nil, nil, fmt.Errorf("%s child said %q, not ready; stderr: %s", kind, l, c.stderr)
 		}
 		gw, ctl = f[1], f[2]
 	case <-c.done:
-		return nil, nil, fmt.Errorf("maskgate child exited before it was ready: %v; stderr: %s", c.cmd.ProcessState, c.stderr)
+		return nil, nil, fmt.Errorf("%s child exited before it was ready: %v; stderr: %s", kind, c.cmd.ProcessState, c.stderr)
 	case <-time.After(30 * time.Second):
 		c.stop()
-		return nil, nil, fmt.Errorf("maskgate child not ready after 30 s; stderr: %s", c.stderr)
+		return nil, nil, fmt.Errorf("%s child not ready after 30 s; stderr: %s", kind, c.stderr)
 	}
 	ctlClient := &http.Client{Timeout: 5 * time.Second}
-	p := &path{name: pathMaskgate, url: gw + "/v1/chat/completions", header: requestHeader(),
+	p := &path{name: kind, url: gw + "/v1/chat/completions", header: requestHeader(),
 		client: &http.Client{Transport: clientTransport(maxInFlight)}, pid: cmd.Process.Pid,
 		cpu: func() (time.Duration, error) {
 			resp, err := ctlClient.Get(ctl + "/cpu")
@@ -198,7 +247,7 @@ func startMaskgate(upstreamURL string, maxInFlight int) (*path, *child, error) {
 			}
 			n, err := strconv.ParseInt(string(b), 10, 64)
 			if err != nil || resp.StatusCode != http.StatusOK {
-				return 0, fmt.Errorf("maskgate child's CPU: status %d, %q", resp.StatusCode, b)
+				return 0, fmt.Errorf("%s child's CPU: status %d, %q", kind, resp.StatusCode, b)
 			}
 			return time.Duration(n), nil
 		}}

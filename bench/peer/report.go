@@ -8,7 +8,34 @@ import (
 )
 
 // pathTitles are the paths' names in tables and figures.
-var pathTitles = map[string]string{pathDirect: "direct", pathMaskgate: "maskgate", pathPortkey: "Portkey"}
+var pathTitles = map[string]string{pathDirect: "direct", pathProxy: "bare proxy", pathMaskgate: "maskgate", pathPortkey: "Portkey"}
+
+// path returns the scenario's figures for the named path, or nil.
+func (s ScenarioResult) path(name string) *PathResult {
+	for i := range s.Paths {
+		if s.Paths[i].Path == name {
+			return &s.Paths[i]
+		}
+	}
+	return nil
+}
+
+// OverProxy is maskgate's p50 latency and CPU per request over the bare proxy's, both
+// processes of their own measured in the same rounds: what the gateway adds to the
+// least a Go process in the middle costs. Zero where either figure is missing.
+func (s ScenarioResult) OverProxy() (latency, cpu float64) {
+	mg, px := s.path(pathMaskgate), s.path(pathProxy)
+	if mg == nil || px == nil {
+		return 0, 0
+	}
+	if px.Latency.P50 > 0 && mg.OK > 0 {
+		latency = float64(mg.Latency.P50) / float64(px.Latency.P50)
+	}
+	if mg.CPUPerRequest != nil && px.CPUPerRequest != nil && *px.CPUPerRequest > 0 {
+		cpu = float64(*mg.CPUPerRequest) / float64(*px.CPUPerRequest)
+	}
+	return latency, cpu
+}
 
 // label names a scenario's body: "4 tools (2.3 KB), whole".
 func (s ScenarioResult) label() string {
@@ -19,9 +46,9 @@ func (s ScenarioResult) label() string {
 // scenario.
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## maskgate and Portkey in front of one canned upstream: %s\n\n", r.Started.UTC().Format(time.RFC3339))
-	b.WriteString("| body | rate | direct p50 / p99 | maskgate p50 / p99, CPU per request | Portkey p50 / p99, CPU per request |\n")
-	b.WriteString("|---|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "## maskgate, a bare proxy and Portkey in front of one canned upstream: %s\n\n", r.Started.UTC().Format(time.RFC3339))
+	b.WriteString("| body | rate | direct p50 / p99 | bare proxy p50 / p99, CPU per request | maskgate p50 / p99, CPU per request | Portkey p50 / p99, CPU per request | maskgate ÷ bare proxy: p50, CPU |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(&b, "| %s | %g/s |", s.label(), s.Rate)
 		for _, p := range s.Paths {
@@ -37,6 +64,11 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 			b.WriteString(" |")
 		}
+		if lat, cpu := s.OverProxy(); lat > 0 && cpu > 0 {
+			fmt.Fprintf(&b, " ×%.2f, ×%.2f |", lat, cpu)
+		} else {
+			b.WriteString(" – |")
+		}
 		b.WriteString("\n")
 	}
 
@@ -47,13 +79,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, ". maskgate built with %s; Portkey @portkey-ai/gateway %s on node %s with @hono/node-server %s.\n", r.GoVersion, r.Portkey, r.Node, r.HonoServer)
 	fmt.Fprintf(&b, "- **The load generator and the upstream run in the bench process on the same %d cores as the gateway being measured**: a path's latency includes waiting for CPU that the generator holds, and a gateway that needs more CPU leaves less to the generator. Compare the columns with each other, not with a dedicated deployment.\n", r.NumCPU)
-	fmt.Fprintf(&b, "- Open loop: requests leave on a fixed schedule at the given rate whether or not earlier ones were answered, so a gateway that falls behind queues them and its latency grows for the rest of its turn. Each scenario: %d rounds, the paths taking turns in the order direct, maskgate, Portkey, %s each; before the first round each path had %s of the same load unmeasured, and before the first scenario %d requests of each body closed-loop (V8 needs a few thousand to compile Portkey's hot paths).", r.Rounds, r.Round, r.Warmup, r.Prime)
+	fmt.Fprintf(&b, "- Open loop: requests leave on a fixed schedule at the given rate whether or not earlier ones were answered, so a gateway that falls behind queues them and its latency grows for the rest of its turn. Each scenario: %d rounds, the paths taking turns in the order direct, bare proxy, maskgate, Portkey, %s each; before the first round each path had %s of the same load unmeasured, and before the first scenario %d requests of each body closed-loop (V8 needs a few thousand to compile Portkey's hot paths).", r.Rounds, r.Round, r.Warmup, r.Prime)
 	if r.Quick {
 		b.WriteString(" **-quick**: rounds of 1 s, so p99 rests on few requests.")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "- Latency is from the send to the answer's last byte ([DONE] for a stream), in ms. The upstream answers at once (think time %s): what is left is the paths' own cost. Each gateway runs in its own process: maskgate re-executed from this binary (gateway.New over an openaicompat backend, tools unmanaged), Portkey under node with `x-portkey-provider: openai` and `x-portkey-custom-host`.\n", r.Think)
-	b.WriteString("- CPU per request is the gateway process's user+system CPU time over its rounds (maskgate: getrusage in its process, 1 µs; Portkey: /proc/PID/stat, 10 ms ticks) divided by the requests it answered. It includes what the process spends between requests during its turn (timers, garbage collection, idle wake-ups), which is more per request at low rates. direct has no process of its own.\n")
+	fmt.Fprintf(&b, "- Latency is from the send to the answer's last byte ([DONE] for a stream), in ms. The upstream answers at once (think time %s): what is left is the paths' own cost. Each gateway runs in its own process: the bare proxy (`httputil.ReverseProxy` with the gateway's upstream transport, flushing every write) and maskgate (gateway.New over an openaicompat backend, tools unmanaged) re-executed from this binary, Portkey under node with `x-portkey-provider: openai` and `x-portkey-custom-host`.\n", r.Think)
+	b.WriteString("- CPU per request is the gateway process's user+system CPU time over its rounds (bare proxy and maskgate: getrusage in its process, 1 µs; Portkey: /proc/PID/stat, 10 ms ticks) divided by the requests it answered. It includes what the process spends between requests during its turn (timers, garbage collection, idle wake-ups), which is more per request at low rates. direct has no process of its own.\n")
 	for _, s := range r.Scenarios {
 		if !s.Stream {
 			continue

@@ -9,7 +9,10 @@ import (
 )
 
 // seriesColors are the paths' colors in the figure.
-var seriesColors = map[string]string{pathDirect: "#7f7f7f", pathMaskgate: "#1f77b4", pathPortkey: "#ff7f0e"}
+// pathSlots is each path's place in a scenario's group of bars.
+var pathSlots = map[string]int{pathDirect: 0, pathProxy: 1, pathMaskgate: 2, pathPortkey: 3}
+
+var seriesColors = map[string]string{pathDirect: "#7f7f7f", pathProxy: "#2ca02c", pathMaskgate: "#1f77b4", pathPortkey: "#ff7f0e"}
 
 // Figure geometry, in SVG user units.
 const (
@@ -41,14 +44,14 @@ type panel struct {
 }
 
 // SVG draws the report as two panels sharing their x axis, one group per scenario:
-// latency (bar to p50, whisker to p99) for the three paths, and CPU per request for
-// the two gateways. Both y axes are logarithmic, the figures spanning several decades.
-// It is plain SVG 1.1, written by hand.
+// latency (bar to p50, whisker to p99) for the four paths, and CPU per request for
+// the three processes in the middle. Both y axes are logarithmic, the figures spanning
+// several decades. It is plain SVG 1.1, written by hand.
 func (r *Report) SVG(w io.Writer) error {
 	lat := &panel{id: "latency", title: "Latency, send to last byte (ms, log scale): bar p50, whisker p99", unit: "ms",
-		top: latencyTop, series: []string{pathDirect, pathMaskgate, pathPortkey}, bars: map[string][]*bar{}}
+		top: latencyTop, series: []string{pathDirect, pathProxy, pathMaskgate, pathPortkey}, bars: map[string][]*bar{}}
 	cpu := &panel{id: "cpu", title: "Gateway process CPU time per request (log scale)", unit: "µs", labels: true,
-		top: cpuTop, series: []string{pathMaskgate, pathPortkey}, bars: map[string][]*bar{},
+		top: cpuTop, series: []string{pathProxy, pathMaskgate, pathPortkey}, bars: map[string][]*bar{},
 		note: "direct has no gateway process"}
 	for _, s := range r.Scenarios {
 		for _, name := range lat.series {
@@ -78,7 +81,7 @@ func (r *Report) SVG(w io.Writer) error {
 <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="12">
 <rect width="100%%" height="100%%" fill="#ffffff"/>
 `, svgWidth, svgHeight, svgWidth, svgHeight)
-	title := "direct, maskgate and Portkey to one canned upstream"
+	title := "direct, a bare proxy, maskgate and Portkey to one canned upstream"
 	if !r.Started.IsZero() {
 		title += ", " + r.Started.UTC().Format("2006-01-02")
 	}
@@ -137,7 +140,7 @@ func (p *panel) draw(b *strings.Builder, groups []string) {
 
 	n := max(len(groups), 1)
 	groupW := plotW / float64(n)
-	barW := groupW * 0.8 / 3
+	barW := groupW * 0.8 / float64(len(pathSlots))
 	for i, g := range groups {
 		cx := plotLeft + groupW*(float64(i)+0.5)
 		line1, line2, _ := strings.Cut(g, "|")
@@ -146,14 +149,13 @@ func (p *panel) draw(b *strings.Builder, groups []string) {
 	}
 	// Every path keeps its slot in a group, present in this panel or not, so that the
 	// two panels' bars line up.
-	slot := map[string]int{pathDirect: 0, pathMaskgate: 1, pathPortkey: 2}
 	for _, name := range p.series {
 		fmt.Fprintf(b, `<g class="series" data-series="%s" data-panel="%s" fill="%s" stroke="%s">`+"\n", name, p.id, seriesColors[name], seriesColors[name])
 		for i, bv := range p.bars[name] {
 			if bv == nil || bv.value <= 0 {
 				continue
 			}
-			x := plotLeft + groupW*float64(i) + groupW*0.1 + barW*float64(slot[name])
+			x := plotLeft + groupW*float64(i) + groupW*0.1 + barW*float64(pathSlots[name])
 			top := math.Min(math.Max(y(bv.value), p.top), bottom)
 			fmt.Fprintf(b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" stroke="none"><title>%s</title></rect>`+"\n",
 				x+1, top, barW-2, bottom-top, esc(bv.tip))
