@@ -31,11 +31,16 @@ type exchange struct {
 	start     time.Time
 	backend   string
 	reasoning *reasoningName // the backend's name for reasoning in history; nil before routing
-	model     string         // metric label
-	strategy  Strategy
-	status    int
-	committed bool // response headers are out: errors can only go into the stream
-	stream    bool
+	// historyReasoning: some message the client sent mentions reasoning, so the body may
+	// need it renamed for the backend. The gateway's own messages (hidden rounds,
+	// spliced exchanges) carry none, and with the whole catalog spliced in, looking
+	// for it in the backend's body cost 15 % of a managed mask request.
+	historyReasoning bool
+	model            string // metric label
+	strategy         Strategy
+	status           int
+	committed        bool // response headers are out: errors can only go into the stream
+	stream           bool
 
 	upstream time.Duration // time blocked on the backend
 	client   time.Duration // time blocked writing to the client

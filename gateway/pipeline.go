@@ -156,6 +156,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		return err
 	}
 	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
+	x.historyReasoning = mentionsReasoning(env.Messages)
 	x.maxHeld = rt.up.MaxResponseBytes
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"sync/atomic"
 
 	"github.com/maskgate/maskgate/backends/oai"
@@ -69,6 +70,17 @@ func (r *reasoningName) rewrite(body []byte) []byte {
 		from = oai.Reasoning
 	}
 	return renameReasoning(body, from, to)
+}
+
+// mentionsReasoning reports whether any message holds the bytes of a reasoning key
+// ("reasoning" or "reasoning_content"): only then can a body need rewrite.
+func mentionsReasoning(msgs []json.RawMessage) bool {
+	for _, m := range msgs {
+		if bytes.Contains(m, []byte(`"`+oai.Reasoning)) {
+			return true
+		}
+	}
+	return false
 }
 
 // renameReasoning renames the member from to to in every object of body's messages

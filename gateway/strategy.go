@@ -147,7 +147,10 @@ func (s *Server) allowedNames(p *toolPlan) []string {
 // profile shares as its prefix (an isolated caller's own, as its cache salt makes it),
 // and the thread.
 func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model string, stream bool) *backends.Request {
-	req := &backends.Request{Body: x.reasoning.rewrite(body), Model: model, Stream: stream, CacheSalt: x.cacheSalt,
+	if x.historyReasoning {
+		body = x.reasoning.rewrite(body)
+	}
+	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt,
 		// Catalog first only where the tools array holds still: the client's tools as
 		// sent (no plan) or the whole catalog. Under remove it changes with the loaded
 		// set, and ahead of the system prompt it would move that prompt with it (the

@@ -24,7 +24,8 @@ type Backend struct {
 	// catalogs keeps each ToolsID's tools as a masking.Catalog, whose tag entries are
 	// rendered (and, for a string placement, escaped) once per catalog version.
 	catalogs masking.Catalogs
-	salts    bool // cache_salt is vLLM's; SGLang, built on this type, has none
+	known    knownTools // each ToolsID's tools array as a scan last validated it
+	salts    bool       // cache_salt is vLLM's; SGLang, built on this type, has none
 }
 
 var (
@@ -164,7 +165,7 @@ func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome
 	}
 	buf := tagBufs.Get().(*[]byte)
 	defer tagBufs.Put(buf)
-	ct := &catalogTag{catalog: func(tools []oai.ToolSchema) *masking.Catalog {
+	ct := &catalogTag{known: b.known.scope(req.ToolsID), catalog: func(tools []oai.ToolSchema) *masking.Catalog {
 		// In the tools' order, so a tag of the whole catalog is one copy.
 		cat, _ := b.catalogs.GetInOrder(req.ToolsID, func() ([]string, map[string]json.RawMessage, error) {
 			names := make([]string, len(tools))
@@ -216,4 +217,58 @@ func Place(body []byte, allowed []string, format masking.Format, p Placement, sc
 		return nil, Untouched, err
 	}
 	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
+}
+
+// knownTools remembers the tools array of the last few ToolsIDs, as a scan validated it:
+// the gateway sends the same whole-catalog array, byte for byte, with every request of a
+// catalog version, and scanning its 300 KB (500 tools) again was a third of the
+// backend's work on a managed mask request. A request's bytes are still compared with
+// the remembered ones in full (memcmp speed), so a body whose array differs is scanned.
+type knownTools struct {
+	mu      sync.Mutex
+	entries []knownArray // most recent last, at most maxKnownArrays
+}
+
+type knownArray struct {
+	id    string
+	raw   []byte
+	elems int
+}
+
+// maxKnownArrays bounds the arrays kept: one per catalog version and strategy in use.
+const maxKnownArrays = 8
+
+// scope is the oai.Known of requests whose tools carry id.
+func (k *knownTools) scope(id string) oai.Known { return knownScope{k, id} }
+
+type knownScope struct {
+	k  *knownTools
+	id string
+}
+
+func (s knownScope) Match(b []byte) (int, int, bool) {
+	s.k.mu.Lock()
+	defer s.k.mu.Unlock()
+	for _, e := range s.k.entries {
+		if e.id == s.id && bytes.HasPrefix(b, e.raw) {
+			return len(e.raw), e.elems, true
+		}
+	}
+	return 0, 0, false
+}
+
+func (s knownScope) Remember(v []byte, elems int) {
+	k := s.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, e := range k.entries {
+		if e.id == s.id {
+			k.entries = append(k.entries[:i], k.entries[i+1:]...)
+			break
+		}
+	}
+	if len(k.entries) == maxKnownArrays {
+		k.entries = append(k.entries[:0], k.entries[1:]...)
+	}
+	k.entries = append(k.entries, knownArray{id: s.id, raw: bytes.Clone(v), elems: elems})
 }

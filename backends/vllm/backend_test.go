@@ -162,3 +162,45 @@ func TestCacheSalt_OnlyVLLMWritesIt(t *testing.T) {
 		t.Errorf("a backend without cache_salt changed the body: %s", got)
 	}
 }
+
+// TestConstrain_KnownToolsAreComparedNotTrusted: the tools array of a ToolsID is scanned
+// once and then compared byte for byte; a later body under the same ToolsID whose array
+// differs (here, by a byte that makes it invalid JSON) is scanned again and refused, and
+// the entries kept stay bounded however many ToolsIDs pass.
+func TestConstrain_KnownToolsAreComparedNotTrusted(t *testing.T) {
+	b, err := New(openaicompat.Options{Name: "v", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &backends.Request{Body: []byte(request), ToolsID: "cat-1", Allowed: []string{"get_weather"}}
+	first, o1, err := b.constrain(req.Body, req)
+	if err != nil || o1 != Constrained {
+		t.Fatalf("first: outcome %v, err %v", o1, err)
+	}
+	first = append([]byte(nil), first...)
+	if n, _, ok := b.known.scope("cat-1").Match([]byte(request[strings.Index(request, `[{"type"`):])); !ok || n == 0 {
+		t.Fatalf("the first scan did not remember the tools array (n %d)", n)
+	}
+	second, o2, err := b.constrain(req.Body, req)
+	if err != nil || o2 != Constrained || string(second) != string(first) {
+		t.Fatalf("second, vouched for: outcome %v, err %v, same body %v", o2, err, string(second) == string(first))
+	}
+	// The same ToolsID with a broken array: a comma missing between the two tools.
+	broken := strings.Replace(request, `}}},{"type"`, `}}}{"type"`, 1)
+	if broken == request {
+		t.Fatal("the test's edit did not apply")
+	}
+	bad := &backends.Request{Body: []byte(broken), ToolsID: "cat-1", Allowed: []string{"get_weather"}}
+	if _, _, err := b.constrain(bad.Body, bad); err == nil {
+		t.Fatal("a broken tools array under a known ToolsID went through unscanned")
+	}
+	for i := range 3 * maxKnownArrays {
+		r := &backends.Request{Body: []byte(request), ToolsID: "cat-" + strings.Repeat("x", i+2), Allowed: []string{"get_time"}}
+		if _, _, err := b.constrain(r.Body, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(b.known.entries); n != maxKnownArrays {
+		t.Errorf("%d arrays kept after %d ToolsIDs, want the bound %d", n, 3*maxKnownArrays+1, maxKnownArrays)
+	}
+}

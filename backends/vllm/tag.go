@@ -49,12 +49,17 @@ type catalogTag struct {
 	catalog func(tools []oai.ToolSchema) *masking.Catalog
 	dst     []byte
 	str     bool
+	known   oai.Known // vouches for the tools array the request's ToolsID names
 }
 
 // buildTag is BuildTag; with ct the tag comes from the tools' catalog (the same bytes, or
 // their JSON string) instead of being rendered from the schemas.
 func buildTag(body []byte, allowed []string, format masking.Format, schemas SchemaFunc, conflict func(*oai.Object) bool, ct *catalogTag) (Tagged, error) {
-	obj, err := oai.ParseObject(body)
+	var known oai.Known
+	if ct != nil {
+		known = ct.known
+	}
+	obj, err := oai.ParseObjectKnown(body, known, "tools")
 	if err != nil {
 		return Tagged{}, &oai.RequestError{Message: err.Error()}
 	}
