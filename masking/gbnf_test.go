@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,8 +146,8 @@ func TestGBNF_DeterministicAndOrdered(t *testing.T) {
 			t.Fatal("GBNF output changed between calls")
 		}
 	}
-	if got, want := gbnfNames(t, a.Grammar), []string{"zeta", "alpha", "mid"}; !cmp.Equal(got, want) {
-		t.Errorf("names %q, want %q (spec order, deduplicated)", got, want)
+	if got, want := gbnfNames(t, a.Grammar), []string{"alpha", "mid", "zeta"}; !cmp.Equal(got, want) {
+		t.Errorf("names %q, want %q (deduplicated)", got, want)
 	}
 }
 
@@ -230,28 +231,72 @@ func parseGBNFLiteral(t testing.TB, s string) (string, string) {
 	}
 }
 
-// gbnfNames reads the names of the tool rule back: one alternative per
-// line, `"NAME" tool-args ARGS`.
+// gbnfNames reads the names of the tool rule back, sorted: the tool rule and the
+// name tree's rules under it (tnN), each alternative one per line, `"LABEL" tnN`,
+// `"LABEL" tool-args ARGS` or `tool-args ARGS` (a name that ends at a branching node).
+// It fails the test on any other shape, and on two alternatives of one rule that
+// begin with the same character (the tree would not narrow).
 func gbnfNames(t testing.TB, g string) []string {
 	t.Helper()
-	_, rest, ok := strings.Cut(g, "\ntool ::= ")
-	if !ok {
-		t.Fatal("no tool rule")
+	rules := map[string]string{}
+	for _, name := range []string{"tool"} {
+		_, rest, ok := strings.Cut(g, "\n"+name+" ::= ")
+		if !ok {
+			t.Fatal("no tool rule")
+		}
+		rules[name] = rest
 	}
 	var names []string
-	for {
-		var n string
-		n, rest = parseGBNFLiteral(t, rest)
-		names = append(names, n)
-		if !strings.HasPrefix(rest, " tool-args ") {
-			t.Fatalf("name %q not followed by its arguments: %.40q", n, rest)
+	var walk func(rule, prefix string, depth int)
+	walk = func(rule, prefix string, depth int) {
+		if depth > 64 {
+			t.Fatalf("name tree deeper than 64 at %q", prefix)
 		}
-		line, after, _ := strings.Cut(rest, "\n")
-		if !strings.HasSuffix(line, " |") {
-			return names
+		rest, ok := rules[rule]
+		if !ok {
+			_, rest, ok = strings.Cut(g, "\n"+rule+" ::= ")
+			if !ok {
+				t.Fatalf("no rule %s", rule)
+			}
 		}
-		rest = strings.TrimPrefix(after, "  ")
+		firsts := map[rune]bool{}
+		for {
+			line, after, _ := strings.Cut(rest, "\n")
+			more := strings.HasSuffix(line, " |")
+			alt := strings.TrimSuffix(line, " |")
+			switch {
+			case strings.HasPrefix(alt, "tool-args "):
+				names = append(names, prefix)
+			case strings.HasPrefix(alt, `"`):
+				label, tail := parseGBNFLiteral(t, alt)
+				if label == "" {
+					t.Fatalf("empty label in rule %s", rule)
+				}
+				if r := []rune(label)[0]; firsts[r] {
+					t.Fatalf("rule %s has two alternatives starting with %q", rule, r)
+				} else {
+					firsts[r] = true
+				}
+				switch {
+				case strings.HasPrefix(tail, " tool-args "):
+					names = append(names, prefix+label)
+				case strings.HasPrefix(tail, " tn"):
+					walk(strings.TrimPrefix(tail, " "), prefix+label, depth+1)
+				default:
+					t.Fatalf("name %q not followed by its arguments or a subtree: %.40q", prefix+label, tail)
+				}
+			default:
+				t.Fatalf("rule %s: unexpected alternative %.60q", rule, alt)
+			}
+			if !more {
+				break
+			}
+			rest = strings.TrimPrefix(after, "  ")
+		}
 	}
+	walk("tool", "", 0)
+	sort.Strings(names)
+	return names
 }
 
 func TestGBNFLiteral_RoundTrip(t *testing.T) {
@@ -294,8 +339,15 @@ func TestGBNF_NamesAreExactlyTheAllowedSet(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
-		if got := gbnfNames(t, g.Grammar); !cmp.Equal(got, allowed) {
-			t.Fatalf("names %q, want %q", got, allowed)
+		if got := gbnfNames(t, g.Grammar); !cmp.Equal(got, sorted(allowed)) {
+			t.Fatalf("names %q, want %q", got, sorted(allowed))
 		}
 	})
+}
+
+// sorted is a sorted copy of names.
+func sorted(names []string) []string {
+	out := append([]string(nil), names...)
+	sort.Strings(out)
+	return out
 }
