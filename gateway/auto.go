@@ -27,6 +27,9 @@ type Observation struct {
 	// the steps after the first output token, or the gateway's from the first chunk to
 	// the last, after the prompt.
 	Decodes []kvcache.DecodeSample
+	// Constrained: the engine decoded under the gateway's constraint (the backend
+	// reported mask), so Decodes are what mask pays per token, fitted apart.
+	Constrained bool
 }
 
 // Observer is a Chooser that learns from what requests did.
@@ -91,7 +94,11 @@ func (c *CostChooser) Observe(o Observation) {
 		c.Model.ObservePrefill(o.Backend, sm)
 	}
 	for _, sm := range o.Decodes {
-		c.Model.ObserveDecode(o.Backend, sm)
+		if o.Constrained {
+			c.Model.ObserveConstrainedDecode(o.Backend, sm)
+		} else {
+			c.Model.ObserveDecode(o.Backend, sm)
+		}
 	}
 }
 
@@ -187,7 +194,7 @@ func (s *Server) observe(x *exchange) {
 	}
 	prefills, decodes := timingSamples(x)
 	ob.Observe(Observation{Profile: p.prof.Name, Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
-		Prefills: prefills, Decodes: decodes})
+		Prefills: prefills, Decodes: decodes, Constrained: x.strategy == StrategyMask})
 }
 
 // timingSamples are the request's measured engine costs. The engine's own timings of

@@ -498,6 +498,54 @@ func TestAuto_EngineTimingsOfEveryRoundAreObserved(t *testing.T) {
 	}
 }
 
+// A request the backend decoded under its constraint (it reports mask) feeds the cost
+// model's constrained decode, the cost mask pays; the same backend reporting validate
+// (the constraint could not go out) feeds the plain one.
+func TestAuto_DecodesUnderTheConstraintAreObservedApart(t *testing.T) {
+	for _, tc := range []struct {
+		say             string
+		wantConstrained bool
+	}{{"mask", true}, {"validate", false}} {
+		t.Run(tc.say, func(t *testing.T) {
+			sc := &scripted{replies: []string{stopReply}}
+			up := httptest.NewServer(sc.handler(t))
+			defer up.Close()
+			inner, _ := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+			timed := &timedBackend{Backend: inner, times: []backends.Timings{
+				{Cached: 0, Computed: 900, PrefillSeconds: 0.25, DecodeSteps: 11, DecodeSeconds: 0.066}}}
+			be := &labelling{Backend: timed, say: tc.say, constrains: true}
+			ob := &recordingObserver{fixedChooser: fixedChooser{say: gateway.StrategyMask}}
+			srv := httptest.NewServer(gateway.New(gateway.Options{
+				Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"*"}, Backend: be}},
+				Tools:     bigCatalog(t), State: state.NewMemory(state.Options{}), Chooser: ob,
+			}))
+			defer srv.Close()
+			resp, body := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "c1")
+			if resp.StatusCode != 200 || len(ob.seen) != 1 {
+				t.Fatalf("status %d, %d observations: %s", resp.StatusCode, len(ob.seen), body)
+			}
+			o := ob.seen[0]
+			if o.Constrained != tc.wantConstrained || len(o.Decodes) != 1 {
+				t.Errorf("backend said %s: constrained %v with %d decode samples, want %v and 1", tc.say, o.Constrained, len(o.Decodes), tc.wantConstrained)
+			}
+			// Fed to a cost model, the samples land in the window the flag names
+			// (contexts varied so that a fit is determined).
+			cm := kvcache.NewCostModel(kvcache.Options{})
+			ch := &gateway.CostChooser{Model: cm}
+			for i := range 8 {
+				v := o
+				v.Decodes = []kvcache.DecodeSample{{Context: 1000 * (i + 1), Tokens: 10 + 5*i, Seconds: 0.01 * float64(10+5*i) * (1 + float64(i)/10)}}
+				ch.Observe(v)
+			}
+			_, fitted := cm.ConstrainedDecode("up")
+			_, plainFitted := cm.Fitted("up")
+			if fitted != tc.wantConstrained || plainFitted == tc.wantConstrained {
+				t.Errorf("backend said %s: constrained decode fitted %v, plain fitted %v", tc.say, fitted, plainFitted)
+			}
+		})
+	}
+}
+
 // Auto decides for each profile apart: a profile's catalog and sessions are its own, so
 // a request under one profile never feeds or reads another's state in the cost model.
 func TestAuto_EachProfileIsDecidedApart(t *testing.T) {

@@ -134,8 +134,10 @@ type engineState struct {
 	configured Engine          // e as configured, before any fit
 	measured   []PrefillSample // recent, oldest first
 	decodes    []DecodeSample  // recent, oldest first
+	// constrained are recent decodes under the gateway's constraint, oldest first.
+	constrained []DecodeSample
 	// fitted says which costs come from measurements rather than configuration.
-	prefillFitted, decodeFitted bool
+	prefillFitted, decodeFitted, constrainedFitted bool
 }
 
 type autoState struct {
@@ -248,22 +250,58 @@ func (m *CostModel) ObservePrefill(backend string, s PrefillSample) {
 // (FitDecode over the recent ones) it replaces the engine's configured decode cost, which
 // is derived from an H200's bandwidth, not measured.
 func (m *CostModel) ObserveDecode(backend string, s DecodeSample) {
+	m.observeDecode(backend, s, false)
+}
+
+// ObserveConstrainedDecode is ObserveDecode for a decode under the gateway's constraint
+// (mask: a grammar, a structural tag, a token mask). These are fitted apart, into the
+// cost mask pays (Engine.ConstrainedDecode); a term they cannot tell takes the
+// unconstrained cost's value.
+func (m *CostModel) ObserveConstrainedDecode(backend string, s DecodeSample) {
+	m.observeDecode(backend, s, true)
+}
+
+func (m *CostModel) observeDecode(backend string, s DecodeSample, constrained bool) {
 	if s.Tokens < 2 || s.Seconds <= 0 {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	es := m.engine(backend)
-	if len(es.decodes) == maxPrefillSamples {
-		es.decodes = append(es.decodes[:0], es.decodes[1:]...)
+	window := &es.decodes
+	if constrained {
+		window = &es.constrained
 	}
-	es.decodes = append(es.decodes, s)
-	if len(es.decodes) < minPrefillSamples {
+	if len(*window) == maxPrefillSamples {
+		*window = append((*window)[:0], (*window)[1:]...)
+	}
+	*window = append(*window, s)
+	if len(*window) < minPrefillSamples {
+		return
+	}
+	if constrained {
+		prior := es.configured.ConstrainedDecode
+		if prior.IsZero() {
+			prior = es.e.Decode
+		}
+		if d, err := FitDecodeOver(es.constrained, prior); err == nil {
+			es.e.ConstrainedDecode, es.constrainedFitted = d, true
+		}
 		return
 	}
 	if d, err := FitDecodeOver(es.decodes, es.configured.Decode); err == nil {
 		es.e.Decode, es.decodeFitted = d, true
 	}
+}
+
+// ConstrainedDecode returns the decode cost under the gateway's constraint the model uses
+// for backend now, and whether it is fitted to measurements; zero when neither measured
+// nor configured (mask then decodes at Decode's cost).
+func (m *CostModel) ConstrainedDecode(backend string) (DecodeCost, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es := m.engine(backend)
+	return es.e.ConstrainedDecode, es.constrainedFitted
 }
 
 // Decode returns the decode cost the model uses for backend now.

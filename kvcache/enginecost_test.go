@@ -332,3 +332,50 @@ func TestFitDecodeOver_KeepsTheConfiguredTermTheSamplesCannotSee(t *testing.T) {
 		t.Errorf("model %.4g s at the samples' mean, measured ~0.02 s", m)
 	}
 }
+
+// Decodes under the gateway's constraint are fitted apart from the others, into the cost
+// mask pays; with none measured mask decodes at the plain cost. Here the constraint adds
+// 40 % to each token; and a large catalog shared by many sessions, which mask wins at
+// equal decode cost, leaves mask once the constraint costs many times a plain step.
+func TestCostModel_ConstrainedDecodeIsFittedApartAndCountsForMask(t *testing.T) {
+	plain := DecodeCost{PerToken: 8e-3, PerTokenContext: 1e-7}
+	slower := DecodeCost{PerToken: 1.4 * plain.PerToken, PerTokenContext: plain.PerTokenContext}
+	m := NewCostModel(Options{})
+	if c, fitted := m.ConstrainedDecode("llama"); !c.IsZero() || fitted {
+		t.Fatalf("constrained decode before any sample: %+v, fitted %v", c, fitted)
+	}
+	for i := range minPrefillSamples {
+		c, n := 1000*(i+1), 10+5*i
+		m.ObserveDecode("llama", DecodeSample{Context: c, Tokens: n, Seconds: plain.Seconds(c, n)})
+		m.ObserveConstrainedDecode("llama", DecodeSample{Context: c, Tokens: n, Seconds: slower.Seconds(c, n)})
+	}
+	got, fitted := m.ConstrainedDecode("llama")
+	if !fitted || !near(got.PerToken, slower.PerToken, 1e-9) || !near(got.PerTokenContext, slower.PerTokenContext, 1e-13) {
+		t.Errorf("constrained decode %+v (fitted %v), want %+v", got, fitted, slower)
+	}
+	if d := m.Decode("llama"); !near(d.PerToken, plain.PerToken, 1e-9) {
+		t.Errorf("the plain decode moved with the constrained samples: %+v, want %+v", d, plain)
+	}
+
+	// The decision: 100 sessions of the agent on the large catalog choose mask at equal
+	// decode costs (TestCostModel_ManySessionsOfALargeCatalogGetMask); a constraint that
+	// makes each token 20 times dearer hands it to validate: the same cached prompt
+	// without the constraint, a stray call now and then answered and retried.
+	for _, tc := range []struct {
+		name       string
+		constraint DecodeCost
+		want       Strategy
+	}{
+		{"no constraint cost", DecodeCost{}, StrategyMask},
+		{"a costly constraint", DecodeCost{PerToken: 20 * DefaultDecode().PerToken, PerTokenContext: DefaultDecode().PerTokenContext}, StrategyValidate},
+	} {
+		e := constrainer
+		e.ConstrainedDecode = tc.constraint
+		m, _ := newModel(e, agent)
+		m.ObserveCatalog("p", "gpu0", largeCat)
+		play(m, "p", 100, agent)
+		if d := m.Decide("p", "gpu0"); d.Strategy != tc.want {
+			t.Errorf("%s: %s (%s), want %s; estimates %+v", tc.name, d.Strategy, d.Reason, tc.want, d.Estimates)
+		}
+	}
+}

@@ -49,6 +49,11 @@ type Engine struct {
 	Prefill PrefillCost
 	// Decode is the engine's decode time. If zero, DefaultDecode.
 	Decode DecodeCost
+	// ConstrainedDecode is its decode time under the gateway's constraint, which mask
+	// pays and the other strategies do not (a grammar or token mask is work at every
+	// step). If zero, Decode: no extra cost until measured (CostModel.ObserveDecode with
+	// constrained samples) or configured.
+	ConstrainedDecode DecodeCost
 }
 
 // withDefaults fills e's zero costs.
@@ -117,12 +122,16 @@ func sessionTurns(w Workload) int { return max(1, int(math.Round(w.TurnsPerSessi
 
 // sessionSeconds is the modelled engine time of one average session under s: each turn
 // prefills its new input on top of what is cached, runs its share of loads (and of stray
-// retries under validate), then decodes its answer, which stays in the cache. The tools
+// retries under validate), then decodes its answer, which stays in the cache; under mask
+// every decode is at the engine's constrained cost. The tools
 // every session starts with are prefilled once per shared sessions. Under remove a load
 // appends tools before the conversation, so the whole conversation is prefilled again.
 // Loads and strays enter as expected (fractional) counts per turn.
 func sessionSeconds(s Strategy, w Workload, cat CatalogSize, shared float64, e Engine) float64 {
 	pre, dec := e.Prefill, e.Decode
+	if s == StrategyMask && !e.ConstrainedDecode.IsZero() {
+		dec = e.ConstrainedDecode
+	}
 	call := func(cached, computed float64) float64 {
 		if !e.CachesPrefixes {
 			cached, computed = 0, cached+computed
