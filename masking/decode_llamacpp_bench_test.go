@@ -3,11 +3,8 @@
 package masking
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,45 +73,6 @@ func BenchmarkGrammarDecode(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// decodeCatalog reads bench/retrieval's catalogs: the MCP servers' tools, then the
-// 303-tool catalog, each name once, then renamed copies up to 500.
-func decodeCatalog(b *testing.B) ([]string, map[string]json.RawMessage) {
-	b.Helper()
-	files, err := filepath.Glob("../bench/retrieval/testdata/mcp/*.json")
-	if err != nil || len(files) == 0 {
-		b.Fatalf("no MCP catalogs: %v", err)
-	}
-	files = append(files, "../bench/retrieval/testdata/catalog.json")
-	var names []string
-	params := map[string]json.RawMessage{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var tools []struct {
-			Function struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &tools); err != nil {
-			b.Fatalf("%s: %v", f, err)
-		}
-		for _, t := range tools {
-			if n := t.Function.Name; n != "" && params[n] == nil {
-				names = append(names, n)
-				params[n] = t.Function.Parameters
-			}
-		}
-	}
-	for i := 0; len(names) < 500; i++ {
-		n := "copy_" + names[i]
-		names, params[n] = append(names, n), params[names[i]]
-	}
-	return names, params
 }
 
 // validCall walks grammar from the start of a call to tool, byte by byte, choosing at
