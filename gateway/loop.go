@@ -114,6 +114,14 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		return err
 	}
 
+	if stream && q.early && !s.opt.LateStreams {
+		// The client learns at once that its request was taken, before a long prefill
+		// or the gateway's own tool rounds; from here on an error is an event of the
+		// stream.
+		if err := begin(); err != nil {
+			return gone(ctx)
+		}
+	}
 	var total oai.Usage
 	haveUsage := false
 	var rd *round
