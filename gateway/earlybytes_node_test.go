@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/maskgate/maskgate/internal/nodetest"
 )
@@ -75,6 +76,32 @@ func TestEarlyBytes_Node_UpstreamErrorAfterEarlyEvents(t *testing.T) {
 			}
 			if out["thrown"] == nil || !strings.Contains(out["message"].(string), "script exhausted") {
 				t.Errorf("the SDK did not raise the upstream's failure: %v", out)
+			}
+		})
+	}
+}
+
+// The SDKs read a stream with keep-alives in it (SSE comments on Responses, ping events
+// on Messages) as the same answer: the upstream holds its answer for 2.5 s, the
+// gateway's interval is 1 s.
+func TestEarlyBytes_Node_KeepAlivesAreSkipped(t *testing.T) {
+	node := nodetest.Node(t, nodeDir)
+	for _, c := range []struct{ scenario, textKey string }{
+		{"responses-stream", "output_text"},
+		{"messages-stream", "text"},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			u := newStalling(helloStream)
+			up := newUpstream(t, u.reply)
+			g := gatewayFor(t, up, keepalive(time.Second))
+			go func() {
+				<-u.arrived
+				time.Sleep(2500 * time.Millisecond) // two keep-alives' worth of silence
+				close(u.release)
+			}()
+			code, out := runDoors(t, node, g.URL, c.scenario)
+			if code != 0 || out[c.textKey] != "hello" {
+				t.Errorf("exit %d: %v", code, out)
 			}
 		})
 	}
