@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -284,5 +285,54 @@ func TestKeepAlives_NonReadingClientIsStillCut(t *testing.T) {
 		if err := closedByPeer(c, 30*time.Second); err != nil {
 			t.Errorf("%s: %v", d.path, err)
 		}
+	}
+}
+
+// The time to the first token is the model's, not the early events': the gateway's clock
+// (injected) moves 7 s while the upstream stalls after the early events, and the
+// histogram's one sample holds those 7 s (the auto strategy learns prefill cost from it).
+func TestEarlyEvents_TimeToFirstTokenIsTheModels(t *testing.T) {
+	for _, d := range earlyDoors {
+		t.Run(d.name, func(t *testing.T) {
+			var mu sync.Mutex
+			now := time.Unix(1_800_000_000, 0)
+			clock := func() time.Time { // a millisecond a reading, so no two are equal
+				mu.Lock()
+				defer mu.Unlock()
+				now = now.Add(time.Millisecond)
+				return now
+			}
+			u := newStalling(helloStream)
+			g := gatewayFor(t, newUpstream(t, u.reply), keepalive(time.Hour), func(o *gateway.Options, _ *openaicompat.Options) { o.Now = clock })
+			_, sr := openStream(t, g.URL, d.path, d.body)
+			for range d.early {
+				sr.next(t)
+			}
+			mu.Lock()
+			now = now.Add(7 * time.Second)
+			mu.Unlock()
+			close(u.release)
+			for f := sr.next(t); f != ""; f = sr.next(t) {
+			}
+			var count uint64
+			var sum float64
+			waitFor(t, "the request recorded", func() bool {
+				mfs, err := g.reg.Gather()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, mf := range mfs {
+					if mf.GetName() == "maskgate_time_to_first_token_seconds" {
+						for _, m := range mf.GetMetric() {
+							count, sum = m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+						}
+					}
+				}
+				return count == 1
+			})
+			if sum < 7 {
+				t.Errorf("time to first token %.3f s, want the 7 s the model took after the early events", sum)
+			}
+		})
 	}
 }

@@ -121,6 +121,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		if err := begin(); err != nil {
 			return gone(ctx)
 		}
+		x.ttft = 0 // the time to the first token is the model's, not the early events'
 	}
 	var total oai.Usage
 	haveUsage := false
