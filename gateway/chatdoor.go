@@ -78,6 +78,16 @@ func (c *chatSink) Begin(door.Head) error {
 	return c.chunk(oai.Delta{Role: "assistant", Content: &empty}, nil, nil)
 }
 
+// open commits the stream with a comment: OpenAI's streams have nothing before the
+// first chunk, whose id and role are the engine's.
+func (c *chatSink) open() error {
+	if !c.x.committed {
+		commitStream(c.w, c.x)
+		c.rc = http.NewResponseController(c.w)
+	}
+	return c.send(keepAliveComment)
+}
+
 func (c *chatSink) Reasoning(d string) error {
 	return c.chunk(oai.Delta{ReasoningContent: &d}, nil, nil)
 }

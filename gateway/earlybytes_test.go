@@ -11,6 +11,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,5 +335,51 @@ func TestEarlyEvents_TimeToFirstTokenIsTheModels(t *testing.T) {
 				t.Errorf("time to first token %.3f s, want the 7 s the model took after the early events", sum)
 			}
 		})
+	}
+}
+
+// Chat Completions opens its stream when the gateway runs a round of its own (here a
+// load_tool the model called): a comment, then keep-alives while the next round stalls,
+// then the answer, its role chunk first.
+func TestKeepAlives_ChatStreamOpensForTheGatewaysOwnRounds(t *testing.T) {
+	load := `{"id":"r1","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"load_tool","arguments":"{\"toolName\":\"calendar_create_event\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55}}`
+	sc := &scripted{replies: []string{load, textReply("done", 60, 50)}}
+	h := sc.handler(t)
+	var calls atomic.Int32
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 2 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h(w, r)
+	}))
+	t.Cleanup(up.Close)
+	be, err := openaicompat.New(openaicompat.Options{Name: "up", BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := gateway.Options{Upstreams: []gateway.Upstream{{Name: "up", Models: []string{"m1"}, Backend: be}}, KeepaliveInterval: time.Second}
+	managed(t, &o)
+	gw := httptest.NewServer(gateway.New(o))
+	t.Cleanup(gw.Close)
+
+	_, sr := openStream(t, gw.URL, "/v1/chat/completions", `{"model":"m1","stream":true,"messages":[{"role":"user","content":"book standup"}]}`)
+	for i := 0; i < 3; i++ { // the opening comment, then two keep-alives
+		if f := sr.next(t); f != ": keep-alive" {
+			t.Fatalf("frame %d %q, want the comment", i, f)
+		}
+	}
+	close(release)
+	var frames []string
+	for f := sr.next(t); f != ""; f = sr.next(t) {
+		frames = append(frames, f)
+	}
+	if len(frames) < 3 || !strings.Contains(frames[0], `"role":"assistant"`) || !strings.Contains(strings.Join(frames, "\n"), `"finish_reason":"stop"`) ||
+		frames[len(frames)-1] != "data: [DONE]" {
+		t.Errorf("after the release: %q", frames)
 	}
 }
