@@ -199,6 +199,18 @@ type Server struct {
 	// under the time your supervisor waits before SIGKILL (docker stop: 10s unless
 	// --stop-timeout; Kubernetes: terminationGracePeriodSeconds, 30s). Default 25s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// KeepaliveInterval is how long a begun stream may stay silent before the gateway
+	// sends a keep-alive (Anthropic's ping event on Messages, an SSE comment line on
+	// Chat Completions and Responses), so that proxies and clients with read timeouts
+	// do not cut a stream during a long prefill or the gateway's own tool rounds.
+	// Default 15s; at least 1s; "off" sends none.
+	KeepaliveInterval Duration `yaml:"keepalive_interval"`
+	// EarlyEvents says whether a streamed Responses or Messages request gets its opening
+	// events (response.created and response.in_progress; message_start and a ping) as
+	// soon as it is admitted, before the upstream answers. Then an error before the
+	// model's first output goes out as the door's in-stream error event, not as an HTTP
+	// status. "on" (the default) or "off" (the stream begins at the first output).
+	EarlyEvents string `yaml:"early_events"`
 }
 
 // Admin sizes what the gateway keeps and sends for the operator (/admin/requests,
@@ -352,6 +364,9 @@ type Duration time.Duration
 // NoExpiry is search.ttl: never.
 const NoExpiry Duration = -1
 
+// Off is server.keepalive_interval: none sent.
+const Off Duration = -1
+
 // RawJSON is a YAML value kept as JSON bytes, its keys in the file's order: inline tool
 // definitions reach the model as the file wrote them.
 type RawJSON []byte
@@ -378,6 +393,8 @@ const (
 	DefaultMinBodyRate       = 64 << 10
 	DefaultWriteTimeout      = 30 * time.Second
 	MinWriteTimeout          = time.Second
+	DefaultKeepaliveInterval = 15 * time.Second
+	MinKeepaliveInterval     = time.Second
 	DefaultKeepAliveTimeout  = 75 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultMaxConnections    = 4096

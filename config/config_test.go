@@ -113,7 +113,8 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 			Mode: "server", MaxRounds: 4, EagerBelow: 20, ClientTools: "callable", Scorer: "bm25"},
 		Admin: Admin{RequestLog: 1000, EventInterval: Duration(time.Second)},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
-			WriteTimeout: Duration(30 * time.Second), KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second)},
+			WriteTimeout: Duration(30 * time.Second), KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second),
+			KeepaliveInterval: Duration(15 * time.Second), EarlyEvents: "on"},
 	}
 	if diff := cmp.Diff(want, cfg, cmp.AllowUnexported(Config{}), cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".lines"
@@ -235,6 +236,8 @@ func TestParse_ServerLimitsAndUpstreamLimits(t *testing.T) {
   max_header_bytes: 32KiB
   max_connections: 100
   shutdown_grace: 8s
+  keepalive_interval: 5s
+  early_events: off
 backends:
   - {name: a, kind: vllm, url: 'http://x/v1', models: [m], idle_timeout: 2m, max_response_bytes: 1MiB, max_event_bytes: 512KiB}
 `))
@@ -242,7 +245,8 @@ backends:
 		t.Fatal(err)
 	}
 	want := Server{ReadHeaderTimeout: Duration(5 * time.Second), BodyTimeout: Duration(20 * time.Second), MinBodyRate: 16 << 10,
-		WriteTimeout: Duration(15 * time.Second), KeepAliveTimeout: Duration(30 * time.Second), MaxHeaderBytes: 32 << 10, MaxConnections: 100, ShutdownGrace: Duration(8 * time.Second)}
+		WriteTimeout: Duration(15 * time.Second), KeepAliveTimeout: Duration(30 * time.Second), MaxHeaderBytes: 32 << 10, MaxConnections: 100, ShutdownGrace: Duration(8 * time.Second),
+		KeepaliveInterval: Duration(5 * time.Second), EarlyEvents: "off"}
 	if diff := cmp.Diff(want, cfg.Server); diff != "" {
 		t.Errorf("server (-want +got):\n%s", diff)
 	}
@@ -253,6 +257,9 @@ backends:
 	for _, bad := range []struct{ yaml, want string }{
 		{"server: {max_connections: -1}\n", "g.yaml:1: server.max_connections: must be positive"},
 		{"server:\n  body_timeout: 5s\n  write_timeout: 500ms\n", "g.yaml:3: server.write_timeout: must be at least 1s (a client may take a moment to read)"},
+		{"server:\n  keepalive_interval: 200ms\n", "g.yaml:2: server.keepalive_interval: must be at least 1s, or off"},
+		{"server:\n  keepalive_interval: never\n", `g.yaml:2: server.keepalive_interval: invalid duration "never": write it like 30s, 10m or 1h`},
+		{"server:\n  read_header_timeout: 5s\n  early_events: soon\n", `g.yaml:3: server.early_events: unknown value "soon" (on or off)`},
 		{"server:\n  shutdown_grace: 5 seconds\n", `g.yaml:2: server.shutdown_grace: invalid duration "5 seconds": write it like 30s, 10m or 1h`},
 		{"backends:\n  - {name: a, kind: vllm, url: 'http://x/v1', models: [m], max_event_bytes: 2GiB}\n", "g.yaml:2: backends[0].max_event_bytes: must be at most 1GiB"},
 	} {
@@ -313,5 +320,15 @@ func TestParse_Admin(t *testing.T) {
 				t.Errorf("admin %+v, want %+v", cfg.Admin, tt.want)
 			}
 		})
+	}
+}
+
+func TestParse_KeepaliveOff(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("server:\n  keepalive_interval: off\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.KeepaliveInterval != Off || cfg.Server.EarlyEvents != "on" {
+		t.Errorf("keepalive_interval %v, early_events %q; want off and on", time.Duration(cfg.Server.KeepaliveInterval), cfg.Server.EarlyEvents)
 	}
 }

@@ -22,6 +22,9 @@
 //	server.max_header_bytes     64KiB  larger headers get 431
 //	server.max_connections      4096   more connections wait to be accepted
 //	server.shutdown_grace       25s    requests in flight may finish after SIGTERM
+//	server.keepalive_interval   15s    a begun stream silent that long gets a keep-alive
+//	                                     (at least 1s, or off)
+//	server.early_events         on     Responses and Messages streams open when admitted
 //	max_request_bytes           16MiB  larger bodies get 413
 //	backends[].timeout          10m    to the first byte of an answer (504)
 //	backends[].idle_timeout     60s    between an answer's bytes once begun (504 or an error event)

@@ -113,6 +113,10 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 			v.SetInt(int64(NoExpiry))
 			return nil
 		}
+		if n.Value == "off" && path == "server.keepalive_interval" {
+			v.SetInt(int64(Off))
+			return nil
+		}
 		dur, err := time.ParseDuration(n.Value)
 		if err != nil || dur < 0 {
 			return d.errorf(n, path, "invalid duration %q: write it like 30s, 10m or 1h", n.Value)

@@ -86,6 +86,10 @@ func (s *Server) applyDefaults() {
 	set(&s.WriteTimeout, DefaultWriteTimeout)
 	set(&s.KeepAliveTimeout, DefaultKeepAliveTimeout)
 	set(&s.ShutdownGrace, DefaultShutdownGrace)
+	set(&s.KeepaliveInterval, DefaultKeepaliveInterval)
+	if s.EarlyEvents == "" {
+		s.EarlyEvents = "on"
+	}
 	if s.MinBodyRate == 0 {
 		s.MinBodyRate = DefaultMinBodyRate
 	}
@@ -114,6 +118,12 @@ func (c *Config) validate(file string) error {
 	}
 	if d := time.Duration(c.Server.WriteTimeout); d < MinWriteTimeout {
 		return bad("server.write_timeout", "must be at least %v (a client may take a moment to read)", MinWriteTimeout)
+	}
+	if d := c.Server.KeepaliveInterval; d != Off && time.Duration(d) < MinKeepaliveInterval {
+		return bad("server.keepalive_interval", "must be at least %v, or off", MinKeepaliveInterval)
+	}
+	if e := c.Server.EarlyEvents; e != "on" && e != "off" {
+		return bad("server.early_events", "unknown value %q (on or off)", e)
 	}
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")

@@ -41,6 +41,7 @@ type exchange struct {
 	status           int
 	committed        bool // response headers are out: errors can only go into the stream
 	stream           bool
+	keep             *keepAlive // the stream's keep-alives, nil when none: every write takes its lock
 
 	upstream time.Duration // time blocked on the backend
 	client   time.Duration // time blocked writing to the client

@@ -70,10 +70,22 @@ func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
 }
 
 func (c *chatSink) Begin(door.Head) error {
-	commitStream(c.w, c.x)
+	if !c.x.committed {
+		commitStream(c.w, c.x)
+	}
 	c.rc = http.NewResponseController(c.w)
 	empty := ""
 	return c.chunk(oai.Delta{Role: "assistant", Content: &empty}, nil, nil)
+}
+
+// open commits the stream with a comment: OpenAI's streams have nothing before the
+// first chunk, whose id and role are the engine's.
+func (c *chatSink) open() error {
+	if !c.x.committed {
+		commitStream(c.w, c.x)
+		c.rc = http.NewResponseController(c.w)
+	}
+	return c.send(keepAliveComment)
 }
 
 func (c *chatSink) Reasoning(d string) error {
@@ -120,6 +132,10 @@ func (c *chatSink) send(parts ...[]byte) error {
 	return sendFrame(c.s, c.w, c.rc, c.x, parts...)
 }
 
+// keepAliveFrame is an SSE comment: OpenAI's streams have no keep-alive chunk, and a
+// comment is what every SSE parser skips.
+func (chatDoor) keepAliveFrame() []byte { return keepAliveComment }
+
 // commitStream sends a stream's headers: from here on errors go into the stream.
 func commitStream(w http.ResponseWriter, x *exchange) {
 	if x.cache == "" {
@@ -133,6 +149,8 @@ func commitStream(w http.ResponseWriter, x *exchange) {
 	h.Set(HeaderCache, string(x.cache))
 	setReplica(h, x)
 	x.committed = true
+	x.keep.lock()
+	defer x.keep.unlock(true)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -144,6 +162,8 @@ func sendFrame(s *Server, w http.ResponseWriter, rc *http.ResponseController, x 
 		x.ttft = s.now().Sub(x.start)
 	}
 	x.lastFrame = s.now().Sub(x.start)
+	x.keep.lock()
+	defer x.keep.unlock(false)
 	for _, p := range parts {
 		if _, err := w.Write(p); err != nil {
 			return err

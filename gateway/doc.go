@@ -27,7 +27,12 @@
 // Streams follow the stdlib reverse proxy's discipline: the upstream's status and first
 // event are checked before the client's SSE headers are committed, so a failure before
 // the first byte is still a clean error; each event is flushed; an upstream that breaks
-// mid-stream ends the client's stream with an error event and no [DONE].
+// mid-stream ends the client's stream with an error event and no [DONE]. The exception
+// is a stream of the Responses or Messages door, which opens with its early events as
+// soon as the request is admitted (Options.LateStreams turns it off): its errors are
+// the door's error events from there; and a Chat Completions stream of the tool loop,
+// which opens with an SSE comment when the gateway runs a round of its own. A begun stream silent for KeepaliveInterval gets
+// a keep-alive (keepalive.go), written under the lock every stream write takes.
 //
 // Every request passes Server.ServeHTTP's guards: an id (X-Request-Id, the client's if
 // plain, else made) in the answer, the logs and any internal error's message; a read

@@ -171,7 +171,29 @@ func TestDoors_HostedTools(t *testing.T) {
 	if strings.Contains(string(sc.bodies[0]["tools"]), "web_search") {
 		t.Errorf("the engine got the hosted tool: %s", sc.bodies[0]["tools"])
 	}
+	// The body says it too, where a client reads it: the response's (the message's)
+	// "maskgate" member, whole and in the stream's first event.
+	const notice = `"maskgate":{"dropped_tools":["web_search"]}`
+	if !strings.HasSuffix(out, notice+"}") {
+		t.Errorf("drop, Responses body: %s", out)
+	}
 	anthropic := `{"model":"m1","max_tokens":9,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`
+	const anthropicNotice = `"maskgate":{"dropped_tools":["web_search_20250305"]}`
+	sc = &scripted{replies: []string{textReply("ok", 5, 0), textReply("ok", 5, 0), textReply("ok", 5, 0)}}
+	gw = doorsWith(t, sc, nil)
+	if status, _, out := call(t, gw, "POST", "/v1/messages", "", anthropic, "x-api-key", aliceKey); status != 200 || !strings.HasSuffix(out, anthropicNotice+"}") {
+		t.Errorf("drop, Messages body: %d %s", status, out)
+	}
+	streamed := strings.Replace(anthropic, `"max_tokens":9`, `"max_tokens":9,"stream":true`, 1)
+	if status, _, out := call(t, gw, "POST", "/v1/messages", "", streamed, "x-api-key", aliceKey); status != 200 ||
+		!strings.Contains(out, anthropicNotice+"}}\n\nevent: ping") {
+		t.Errorf("drop, Messages stream: the notice is not in message_start: %d %s", status, out)
+	}
+	streamed = strings.Replace(body, `"input"`, `"stream":true,"input"`, 1)
+	if status, _, out := call(t, gw, "POST", "/v1/responses", aliceKey, streamed); status != 200 ||
+		!strings.HasPrefix(out, "event: response.created\n") || !strings.Contains(out[:strings.Index(out, "\n\n")], notice+"}}") {
+		t.Errorf("drop, Responses stream: the notice is not in response.created: %d %s", status, out)
+	}
 	gw = doorsWith(t, &scripted{}, func(o *gateway.Options) { o.HostedTools = "refuse" })
 	if status, _, out := call(t, gw, "POST", "/v1/responses", aliceKey, body); status != 400 || !strings.Contains(out, "web_search") {
 		t.Errorf("refuse, Responses: %d %s", status, out)

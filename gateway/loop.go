@@ -78,6 +78,13 @@ type chunkMeta interface {
 	upstreamChunk(id, model string, created int64)
 }
 
+// opener is a streaming sink whose stream can open before its first output with bytes
+// that say nothing (Chat Completions: an SSE comment), so that keep-alives can follow;
+// from then on a failure goes out through Fail.
+type opener interface {
+	open() error
+}
+
 // rawWholer is a sink that answers a whole request with the backend's last answer as it
 // is, its usage replaced by the request's (Chat Completions).
 type rawWholer interface {
@@ -108,12 +115,21 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 	}
 	// fail ends a begun stream with err in the door's shape; err goes on to the metrics.
 	fail := func(err error) error {
-		if begun && stream && !clientGone(ctx) {
+		if (begun || x.committed) && stream && !clientGone(ctx) {
 			sk.Fail(doorError(forClient(toAPIError(err), x.id)))
 		}
 		return err
 	}
 
+	if stream && q.early && !s.opt.LateStreams {
+		// The client learns at once that its request was taken, before a long prefill
+		// or the gateway's own tool rounds; from here on an error is an event of the
+		// stream.
+		if err := begin(); err != nil {
+			return gone(ctx)
+		}
+		x.ttft = 0 // the time to the first token is the model's, not the early events'
+	}
 	var total oai.Usage
 	haveUsage := false
 	var rd *round
@@ -186,6 +202,14 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			return fail(roundsExceeded(p))
 		}
 		s.countDisabled(x, p, calls, outcomeRetried)
+		if o, ok := sk.(opener); ok && stream && !x.committed && !s.opt.LateStreams {
+			// The gateway runs a round of its own: the client's stream opens now, with
+			// bytes that say nothing, so keep-alives can cover the rounds to come.
+			if err := o.open(); err != nil {
+				return gone(ctx)
+			}
+			x.ttft = 0 // the model's first output sets it
+		}
 		p.cut = rd.finish == oai.FinishLength
 		if err := s.runCalls(r, p, msg, calls); err != nil {
 			return fail(err)

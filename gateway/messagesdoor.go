@@ -60,7 +60,7 @@ func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	}
 	// metadata.user_id names the conversation (the chat body's "user", which the thread
 	// reads, carries it already).
-	q := &request{body: chat, env: env}
+	q := &request{body: chat, env: env, early: true}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
 		q.clientTools = true
@@ -69,6 +69,9 @@ func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	}
 	return q, nil
 }
+
+// keepAliveFrame is Anthropic's own: a ping event.
+func (*messagesDoor) keepAliveFrame() []byte { return keepAlivePing }
 
 func (d *messagesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
 	if len(d.rq.Dropped) > 0 {

@@ -27,7 +27,8 @@ func overflowDoors(stream bool) []struct{ path, body string } {
 
 // checkOverflow holds a door's answer to the shape its own API gives a prompt past the
 // context window: OpenAI's context_length_exceeded (Chat Completions, Responses), or
-// Anthropic's "prompt is too long" (Messages), each a 400 before any output.
+// Anthropic's "prompt is too long" (Messages), each a 400 before any output (a stream of
+// Responses or Messages has begun already with its early events: checkOverflowEvent).
 func checkOverflow(t *testing.T, path string, status int, body, engineMsg, anthropicMsg string) {
 	t.Helper()
 	if status != http.StatusBadRequest {
@@ -57,6 +58,27 @@ func checkOverflow(t *testing.T, path string, status int, body, engineMsg, anthr
 	}
 }
 
+// checkOverflowEvent holds a Responses or Messages stream, begun with its early events
+// before the engine refused the prompt, to the same refusal as its stream's error:
+// Anthropic's error event with "prompt is too long", or the Responses API's error and
+// response.failed events with context_length_exceeded (what Codex reads to compact).
+func checkOverflowEvent(t *testing.T, path string, status int, body, engineMsg, anthropicMsg string) {
+	t.Helper()
+	if status != http.StatusOK {
+		t.Fatalf("%s: status %d, want 200 and the early events; body %s", path, status, body)
+	}
+	want := []string{"event: error\ndata: " + `{"type":"error","error":{"type":"invalid_request_error","message":` + strconv.Quote(anthropicMsg) + `}}` + "\n\n"}
+	if path == "/v1/responses" {
+		want = []string{`"type":"error","sequence_number":2,"code":"context_length_exceeded","message":` + strconv.Quote(engineMsg) + `,"param":"messages"}`,
+			"event: response.failed\n", `"error":{"code":"context_length_exceeded","message":` + strconv.Quote(engineMsg) + `}`}
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s: no %s in\n%s", path, w, body)
+		}
+	}
+}
+
 // An engine's refusal of a prompt too long for its context window reaches each door in
 // that door's own shape, so Codex and Claude Code compact instead of failing each turn.
 func TestOverflow_EachEngineThroughEachDoor(t *testing.T) {
@@ -82,6 +104,10 @@ func TestOverflow_EachEngineThroughEachDoor(t *testing.T) {
 			for _, d := range overflowDoors(stream) {
 				t.Run(fmt.Sprintf("%s%s stream=%v", e.name, d.path, stream), func(t *testing.T) {
 					status, _, body := call(t, gw.Server, "POST", d.path, "", d.body)
+					if stream && d.path != "/v1/chat/completions" {
+						checkOverflowEvent(t, d.path, status, body, e.msg, e.anthropic)
+						return
+					}
 					checkOverflow(t, d.path, status, body, e.msg, e.anthropic)
 				})
 			}

@@ -57,6 +57,10 @@ type request struct {
 	refuse error
 	// prof is the profile the request runs under (set by run).
 	prof *Profile
+	// early says the door's stream opens with events that need nothing from the model
+	// (Responses' response.created, Messages' message_start): the loop sends them as
+	// soon as the request is admitted, unless the server's streams begin late.
+	early bool
 }
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
@@ -196,7 +200,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 			w.Header().Set(HeaderThread, plan.thread)
 		}
 		if q.prof.ToolMode != ModeClient {
-			return s.loop(r, x, rt.up.Backend, q, plan, true, d.sink(s, w, x, q))
+			return s.streamLoop(w, r, x, d, rt.up.Backend, q, plan, true)
 		}
 		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
 			return err
@@ -214,9 +218,17 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		// A plan in client mode goes through the loop too, for one round: it holds the
 		// tool calls to the end, where a call outside the allowed set is refused.
 		q.body = body
-		return s.loop(r, x, rt.up.Backend, q, plan, false, d.sink(s, w, x, q))
+		return s.streamLoop(w, r, x, d, rt.up.Backend, q, plan, false)
 	}
 	return s.pass(w, r, x, rt, plan, env, body)
+}
+
+// streamLoop runs the loop with d's sink, and keep-alives while it streams.
+func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange, d doorway, be backends.Backend, q *request, plan *toolPlan, managed bool) error {
+	sk := d.sink(s, w, x, q)
+	stop := s.startKeepAlive(w, x, d, q.env.Stream)
+	defer stop()
+	return s.loop(r, x, be, q, plan, managed, sk)
 }
 
 // pass sends a Chat Completions request to the backend in one round and relays its
@@ -247,6 +259,9 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 	x.strategy = backendLabel(plan, x.strategy, resp.Strategy)
 	copyHeaders(w.Header(), resp.Header)
 	if resp.Stream != nil {
+		// Keep-alives once the stream has begun: a pause between the engine's chunks.
+		stop := s.startKeepAlive(w, x, chatDoor{}, true)
+		defer stop()
 		return s.relay(w, r, x, resp, dropUsage)
 	}
 	return s.whole(w, x, resp)

@@ -38,6 +38,8 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *exchange, resp
 	write := func(flush bool, parts ...[]byte) bool {
 		t := s.now()
 		defer func() { x.client += s.now().Sub(t) }()
+		x.keep.lock()
+		defer x.keep.unlock(false)
 		for _, p := range parts {
 			if _, err := w.Write(p); err != nil {
 				return false

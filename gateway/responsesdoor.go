@@ -80,7 +80,7 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &request{body: chat, env: env, thread: d.thread, refuse: d.missing}
+	q := &request{body: chat, env: env, thread: d.thread, refuse: d.missing, early: true}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
 		q.clientTools, q.hidden = true, rq.Deferred
@@ -138,6 +138,15 @@ func cloneMessages(ms []json.RawMessage) []json.RawMessage {
 		out[i] = buf[len(buf)-len(m) : len(buf) : len(buf)]
 	}
 	return out
+}
+
+// keepAliveFrame is an SSE comment over HTTP (OpenAI sends no keep-alive event of its
+// own); none on a socket, which its transport pings.
+func (d *responsesDoor) keepAliveFrame() []byte {
+	if d.ws != nil {
+		return nil
+	}
+	return keepAliveComment
 }
 
 func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {

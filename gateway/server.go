@@ -131,6 +131,15 @@ type Options struct {
 	HostedTools string
 	// WebSocket configures the Responses API's WebSocket mode (GET /v1/responses).
 	WebSocket wsock.Options
+	// KeepaliveInterval is how long a begun stream of the tool loop may stay silent
+	// before the gateway writes a keep-alive: Anthropic's ping event on Messages, an SSE
+	// comment line on Chat Completions and Responses (see keepalive.go). If zero, 15
+	// seconds; negative sends none.
+	KeepaliveInterval time.Duration
+	// LateStreams turns off the early events: a streamed Responses or Messages request
+	// then begins its stream at the model's first output (an error before it is an HTTP
+	// status) rather than as soon as it is admitted.
+	LateStreams bool
 
 	// RequestLog is how many of the latest requests GET /admin/requests keeps. If zero,
 	// DefaultRequestLog; negative keeps none.
@@ -221,6 +230,9 @@ func New(o Options) *Server {
 	}
 	if o.HostedTools == "" {
 		o.HostedTools = "drop"
+	}
+	if o.KeepaliveInterval == 0 {
+		o.KeepaliveInterval = 15 * time.Second
 	}
 	if o.ThreadSecret == nil {
 		o.ThreadSecret = make([]byte, 32)

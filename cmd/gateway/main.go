@@ -225,9 +225,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		ThreadSecret:       threadSecret,
 		FingerprintThreads: cfg.Search.FingerprintThreads,
 
-		HostedTools: cfg.Doors.HostedTools,
-		StoreBytes:  int64(cfg.Doors.StoreBytes),
-		StoreTTL:    time.Duration(cfg.Doors.StoreTTL),
+		HostedTools:       cfg.Doors.HostedTools,
+		StoreBytes:        int64(cfg.Doors.StoreBytes),
+		StoreTTL:          time.Duration(cfg.Doors.StoreTTL),
+		KeepaliveInterval: time.Duration(cfg.Server.KeepaliveInterval), // config.Off is negative: none
+		LateStreams:       cfg.Server.EarlyEvents == "off",
 		WebSocket: wsock.Options{
 			MaxMessageBytes: int64(cfg.Doors.WebSocket.MaxMessageBytes),
 			SendQueueBytes:  int64(cfg.Doors.WebSocket.SendQueueBytes),

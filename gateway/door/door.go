@@ -15,9 +15,11 @@ type Head struct {
 	Created int64
 }
 
-// Sink receives one answer. The pipeline calls Begin once, before any other output, at
+// Sink receives one answer. The pipeline calls Begin once, before any other output: at
 // the first thing it has for the client (so a failure before it still gets a clean
-// error envelope, written by the door with its status); then Reasoning and Text as they
+// error envelope, written by the door with its status), or, for a stream of a door
+// whose opening events need nothing from the model (Responses, Messages), as soon as
+// the request is admitted (then every later failure goes through Fail); then Reasoning and Text as they
 // arrive (possibly many times, interleaved), ToolCall once per call the client must
 // run, whole and in order, after all text; then End, or Fail once output has begun. A
 // sink that is not streaming collects everything and writes one object at End.

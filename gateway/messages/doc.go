@@ -119,6 +119,16 @@
 // A thinking block sent back goes to the engine as reasoning_content, renamed to
 // reasoning for an engine that reads that name (current vLLM).
 //
+// The gateway begins a stream (message_start and a ping) as soon as the request is
+// admitted, before the engine answers, so an error before the model's output is the
+// stream's error event, not an HTTP status.
+//
+// One member is the gateway's, not the API's: "maskgate", on the message object whole
+// and in message_start, when the request lost something on the way: {"dropped_tools":
+// [server tool types],"warnings":[what else was left out]}. Anthropic's message has no
+// warnings field; the SDKs keep members they do not know, so a client reads it as
+// message.maskgate. Absent when nothing was left out.
+//
 // Fail writes an "error" event whose data is ErrorBody's envelope
 // {"type":"error","error":{"type","message"}}, the type mapped from the HTTP status (see
 // ErrorType). A prompt past the model's context window (door.Error.Overflow: the

@@ -56,6 +56,7 @@ type Writer struct {
 	stream bool
 	id     string
 	model  string
+	r      *Request // nil when none: then no notice
 
 	began, done bool
 	err         error       // the client's, once gone: every later call returns it
@@ -75,7 +76,7 @@ type Writer struct {
 // id is the message id ("msg_..."); r, when not nil, gives the model when Begin's Head
 // has none.
 func NewWriter(ev door.Events, stream bool, id string, r *Request) *Writer {
-	w := &Writer{ev: ev, stream: stream, id: id}
+	w := &Writer{ev: ev, stream: stream, id: id, r: r}
 	if r != nil {
 		w.model = r.Model
 	}
@@ -116,6 +117,7 @@ func (w *Writer) Begin(h door.Head) error {
 	b = w.appendMessageHead(b)
 	b = append(b, `[],"stop_reason":null,"stop_sequence":null,"usage":`...)
 	b = appendUsage(b, nil)
+	b = w.appendNotice(b)
 	b = append(b, "}}"...)
 	if err := w.event("message_start", b); err != nil {
 		return err
@@ -395,7 +397,42 @@ func (w *Writer) Body() []byte {
 	b = appendString(b, w.stopReason)
 	b = append(b, `,"stop_sequence":null,"usage":`...)
 	b = appendUsage(b, w.usage)
+	b = w.appendNotice(b)
 	return append(b, '}')
+}
+
+// appendNotice writes the message's "maskgate" member, when the gateway left something
+// out of the request: the server tools it dropped and its warnings (responses.Notice's
+// shape, {"dropped_tools":[...],"warnings":[...]}). Anthropic's message has no field
+// for it; the SDKs keep members they do not know.
+func (w *Writer) appendNotice(b []byte) []byte {
+	if w.r == nil || len(w.r.Dropped) == 0 && len(w.r.Warnings) == 0 {
+		return b
+	}
+	b = append(b, `,"maskgate":{`...)
+	if len(w.r.Dropped) > 0 {
+		b = append(b, `"dropped_tools":`...)
+		b = appendStrings(b, w.r.Dropped)
+		if len(w.r.Warnings) > 0 {
+			b = append(b, ',')
+		}
+	}
+	if len(w.r.Warnings) > 0 {
+		b = append(b, `"warnings":`...)
+		b = appendStrings(b, w.r.Warnings)
+	}
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
 }
 
 var _ door.Sink = (*Writer)(nil)

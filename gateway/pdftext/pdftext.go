@@ -2,13 +2,14 @@ package pdftext
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
-	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 )
@@ -26,6 +27,16 @@ type Limits struct {
 	// boundary and the text ends with a note saying so. If 0, 400,000 (about 100,000
 	// tokens).
 	MaxChars int
+	// MaxObjects is the most objects ("N G obj" written in the file, not those packed in
+	// object streams) a PDF may have. pdfcpu rebuilds a missing or damaged
+	// cross-reference table by scanning every object, in time that grows with the square
+	// of their number (on one core: 30,000 without a table took 4.3 s; 100,000 had not finished at 8 s), so a larger file
+	// is refused before it is parsed. A long report has a few thousand. If 0, 20,000.
+	MaxObjects int
+	// MaxTime bounds the reading of one PDF, as far as pdfcpu checks its context (between
+	// pages here, and at points of its own parsing), a second line behind MaxObjects.
+	// If 0, 10 seconds.
+	MaxTime time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -40,6 +51,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChars <= 0 {
 		l.MaxChars = 400_000
+	}
+	if l.MaxObjects <= 0 {
+		l.MaxObjects = 20_000
+	}
+	if l.MaxTime <= 0 {
+		l.MaxTime = 10 * time.Second
 	}
 	return l
 }
@@ -57,12 +74,22 @@ func Extract(data []byte, lim Limits) (text string, err error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(data[:min(len(data), 1024)], "\x00\t\n\f\r "), []byte("%PDF-")) {
 		return "", errors.New("not a PDF (no %PDF- header)")
 	}
+	// "obj" is in "endobj" too: each object counts twice, once for its end.
+	if n := bytes.Count(data, []byte("obj")); n > 2*lim.MaxObjects {
+		return "", fmt.Errorf("the PDF has about %d objects, over the gateway's limit of %d", (n+1)/2, lim.MaxObjects)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			text, err = "", fmt.Errorf("the PDF could not be parsed: %v", r)
 		}
 	}()
-	ctx, err := api.ReadContext(bytes.NewReader(data), config(lim))
+	deadline, cancel := context.WithTimeout(context.Background(), lim.MaxTime)
+	defer cancel()
+	tooLong := fmt.Errorf("the PDF took more than %v to read (a damaged or hostile file): the gateway stopped reading it", lim.MaxTime)
+	ctx, err := pdfcpu.ReadWithContext(deadline, bytes.NewReader(data), config(lim))
+	if deadline.Err() != nil {
+		return "", tooLong
+	}
 	if err != nil {
 		return "", fmt.Errorf("the PDF could not be parsed: %w", err)
 	}
@@ -76,6 +103,9 @@ func Extract(data []byte, lim Limits) (text string, err error) {
 		pages, cut = lim.MaxPages, fmt.Sprintf("\n\n[pages %d to %d not read: the gateway reads %d pages at most]", lim.MaxPages+1, ctx.PageCount, lim.MaxPages)
 	}
 	for p := 1; p <= pages && out.Len() < lim.MaxChars; p++ {
+		if deadline.Err() != nil { // a page's reading is bounded by MaxDecodeBytes
+			return "", tooLong
+		}
 		r, err := pdfcpu.ExtractPageContent(ctx, p)
 		if err != nil {
 			return "", fmt.Errorf("page %d could not be read: %w", p, err)

@@ -1,6 +1,7 @@
 package pdftext
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,6 +58,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add(pdftest.MinimalPDF("BT (a) Tj ET"))
 	f.Add(pdftest.MinimalPDF("BT [(a) -500 (b)] TJ ET", "BI /W 1 ID \x00\x01 EI (c) Tj"))
 	f.Add([]byte("%PDF-1.7\n1 0 obj << /Length 99999999 >> stream\n"))
+	f.Add(manyObjects(30_000)) // took 4.3 s before MaxObjects; 100,000 did not finish
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Extract(data, Limits{MaxChars: 1000})
 		if err == nil && len(s) > 1000+200 {
@@ -75,4 +77,28 @@ func FuzzShowText(f *testing.F) {
 			t.Fatalf("%d bytes from %d", out.Len(), len(c))
 		}
 	})
+}
+
+// manyObjects is a PDF of n objects that link each to the next, with no
+// cross-reference table: pdfcpu rebuilds one by scanning them, in time that grows with
+// the square of n (100,000 had not finished in 8 s).
+func manyObjects(n int) []byte {
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d 0 obj\n<< /K %d 0 R >>\nendobj\n", i, i+1)
+	}
+	return []byte(b.String())
+}
+
+func TestExtract_TooManyObjectsIsRefusedBeforeParsing(t *testing.T) {
+	_, err := Extract(manyObjects(100_000), Limits{})
+	if err == nil || !strings.Contains(err.Error(), "the PDF has about 100000 objects, over the gateway's limit of 20000") {
+		t.Fatalf("100,000 objects: %v", err)
+	}
+	// Under the limit the same shape is read (and has no pages): the limit is what
+	// refused it.
+	if _, err := Extract(manyObjects(100), Limits{}); err == nil || strings.Contains(err.Error(), "limit") {
+		t.Errorf("100 objects: %v", err)
+	}
 }

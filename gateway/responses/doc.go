@@ -114,5 +114,14 @@
 // reasoning that alternate close the open item and open the next. Item ids are the
 // prefix (msg_, rs_, fc_, ctc_, tsc_) and a digest of the response id and the item's
 // index. Streams follow OpenAI's event order, every event with type and
-// sequence_number from 0; the SSE event name is the type.
+// sequence_number from 0; the SSE event name is the type. The gateway begins a stream
+// (response.created, response.in_progress) as soon as the request is admitted, before
+// the engine answers, so an error before the model's output is the stream's error and
+// response.failed events, not an HTTP status.
+//
+// One member is the gateway's, not the API's: "maskgate" (Notice), on the response
+// object whole and in every event that carries it, when the request lost something on
+// the way: {"dropped_tools":[hosted tool types],"warnings":[what else was left out]}.
+// The Responses API has no warnings field; the SDKs keep members they do not know, so
+// a client reads it as response.maskgate. Absent when nothing was left out.
 package responses

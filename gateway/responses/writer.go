@@ -550,5 +550,36 @@ func (w *Writer) response(status string) []byte {
 	}
 	o.rawOr("user", f.get("user"), "null").
 		rawOr("metadata", f.get("metadata"), "{}")
+	if n := Notice(w.r.Dropped, w.r.Warnings); n != nil {
+		o.raw("maskgate", n)
+	}
+	return o.done()
+}
+
+// Notice is the "maskgate" member of a response (and of a Messages message): what the
+// gateway left out of the request, in the body where a client reads it, since the API
+// has no warnings of its own. dropped names the hosted tools left out (the model could
+// not call them), warnings what else was (a document it could not read). nil when
+// nothing was: the object is then the API's alone.
+//
+//	{"dropped_tools":["web_search"],"warnings":["input[0].content[1]: ..."]}
+func Notice(dropped, warnings []string) []byte {
+	if len(dropped) == 0 && len(warnings) == 0 {
+		return nil
+	}
+	strs := func(ss []string) []byte {
+		vs := make([][]byte, len(ss))
+		for i, s := range ss {
+			vs[i] = quote(s)
+		}
+		return array(vs)
+	}
+	o := newObj(64)
+	if len(dropped) > 0 {
+		o.raw("dropped_tools", strs(dropped))
+	}
+	if len(warnings) > 0 {
+		o.raw("warnings", strs(warnings))
+	}
 	return o.done()
 }

@@ -142,7 +142,7 @@ func TestWriterWhole(t *testing.T) {
 		`"reasoning":{"effort":null,"summary":null},"safety_identifier":null,"store":true,"temperature":0.5,"text":{"format":{"type":"text"}},` +
 		`"tool_choice":"auto","tools":` + writerTools + `,"top_logprobs":0,"top_p":1,"truncation":"disabled",` +
 		`"usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":20,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":120},` +
-		`"user":null,"metadata":{"k":"v"}}`
+		`"user":null,"metadata":{"k":"v"},"maskgate":{"dropped_tools":["web_search"]}}` // the hosted tool left out
 	if string(w.Body()) != wantBody {
 		t.Errorf("Body:\n got %s\nwant %s", w.Body(), wantBody)
 	}

@@ -151,6 +151,53 @@ const scenarios = {
     });
     return { stop_reason: m.stop_reason, tool_use: { name: use.name, input: use.input, id_ok: typeof use.id === 'string' && use.id.length > 0 }, second_stop: m2.stop_reason, usage: m2.usage };
   },
+  async 'responses-hosted'() {
+    const tools = [{ type: 'web_search' }];
+    const r = await openai.responses.create({ model, input: 'news?', tools, max_output_tokens: 16 });
+    const stream = openai.responses.stream({ model, input: 'news?', tools, max_output_tokens: 16 });
+    let created = null;
+    for await (const ev of stream) {
+      if (ev.type === 'response.created') created = ev.response.maskgate ?? null;
+    }
+    const f = await stream.finalResponse();
+    return { output_text: r.output_text, whole: r.maskgate ?? null, created, final: f.maskgate ?? null, final_text: f.output_text };
+  },
+  async 'messages-hosted'() {
+    const tools = [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }];
+    const messages = [{ role: 'user', content: 'news?' }];
+    const m = await anthropic.messages.create({ model, max_tokens: 16, tools, messages });
+    const stream = anthropic.messages.stream({ model, max_tokens: 16, tools, messages });
+    let start = null;
+    for await (const ev of stream) {
+      if (ev.type === 'message_start') start = ev.message.maskgate ?? null;
+    }
+    const f = await stream.finalMessage();
+    return { text: m.content.map((b) => b.text ?? '').join(''), whole: m.maskgate ?? null, start, final: f.maskgate ?? null };
+  },
+  // A stream whose upstream fails after the gateway's early events: what the SDK
+  // makes of the door's in-stream error.
+  async 'responses-stream-error'() {
+    const stream = openai.responses.stream({ model, input: 'say hello', max_output_tokens: 16 });
+    const types = [];
+    try {
+      for await (const ev of stream) types.push(ev.type);
+      await stream.finalResponse();
+    } catch (e) {
+      return { types, thrown: e.constructor.name, message: e.message };
+    }
+    return { types, thrown: null };
+  },
+  async 'messages-stream-error'() {
+    const stream = anthropic.messages.stream({ model, max_tokens: 16, messages: [{ role: 'user', content: 'say hello' }] });
+    const types = [];
+    try {
+      for await (const ev of stream) types.push(ev.type);
+      await stream.finalMessage();
+    } catch (e) {
+      return { types, thrown: e.constructor.name, message: e.message };
+    }
+    return { types, thrown: null };
+  },
   async 'messages-count'() {
     const c = await anthropic.messages.countTokens({ model, tools: [anthropicWeather], messages: [{ role: 'user', content: 'weather in Paris?' }] });
     return { input_tokens: c.input_tokens };
