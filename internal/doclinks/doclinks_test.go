@@ -3,11 +3,14 @@ package doclinks
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/maskgate/maskgate/config"
 )
 
 // root is the repository root, two folders up from this package.
@@ -182,5 +185,44 @@ func TestREADME_IsTheFrontDoor(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^exec scripts/test$`).Match(ci) {
 		t.Errorf(".ci/run does not exec scripts/test, the README's test command")
+	}
+}
+
+// yamlKeys returns every key name of t's yaml tags, and of the structs it holds.
+func yamlKeys(t reflect.Type, seen map[reflect.Type]bool, out map[string]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = true
+		yamlKeys(f.Type, seen, out)
+	}
+}
+
+// TestConfigurationPage_NamesEveryKey: docs/configuration.md names every key the config
+// file takes (config.Config's yaml tags, nested ones included), so a new key comes with
+// its documentation.
+func TestConfigurationPage_NamesEveryKey(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	yamlKeys(reflect.TypeFor[config.Config](), map[reflect.Type]bool{}, keys)
+	if len(keys) < 50 {
+		t.Fatalf("found %d config keys; the walk over config.Config's yaml tags is broken", len(keys))
+	}
+	for k := range keys {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).Match(page) {
+			t.Errorf("docs/configuration.md does not name the key %s: document it (default, and what a bad value gets)", k)
+		}
 	}
 }
