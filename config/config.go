@@ -126,6 +126,23 @@ type Backend struct {
 	MaxQueue int `yaml:"max_queue"`
 	// QueueTimeout bounds a request's wait in the queue; past it, 503. Default 30s.
 	QueueTimeout Duration `yaml:"queue_timeout"`
+	// Routing is the hint sent upstream for a session-affinity router between the
+	// gateway and the engines. Zero: none.
+	Routing Routing `yaml:"routing"`
+}
+
+// Routing names a request's conversation to a router in front of a backend's engines
+// (vLLM's production-stack router, the SGLang model gateway, llm-d's inference
+// scheduler, Dynamo's frontend), so its turns reach the engine that holds its prefix.
+type Routing struct {
+	// HintHeader is the request header the hint goes in (x-user-id for vLLM's
+	// production-stack router with --session-key x-user-id, for one). Empty: no hint.
+	HintHeader string `yaml:"hint_header"`
+	// HintValue is what it holds: thread (default: the request's salted thread id, so
+	// each conversation keeps its engine; none for a request that names no thread) or
+	// caller (a salted hash of the caller's key: all of a caller's conversations share
+	// one engine). Only with hint_header.
+	HintValue string `yaml:"hint_value"`
 }
 
 // Key is one client key. The key itself is never in the file: KeyHash is its SHA-256

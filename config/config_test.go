@@ -18,7 +18,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"unknown top-level key", "listen: 127.0.0.1:1\nbackend: []\n",
 			"g.yaml:2: backend: unknown key (known keys here: listen, max_request_bytes, backends, tools, profiles, mcp_servers, state, search, strategy, filters, admin_key_env, admin, server, doors, auth, keys, thread_salt_env)"},
 		{"unknown nested key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    modles: [m]\n",
-			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, reasoning_field, context_window, max_in_flight, max_queue, queue_timeout)"},
+			"g.yaml:5: backends[0].modles: unknown key (known keys here: name, kind, url, urls, api_key_env, models, format, timeout, idle_timeout, max_response_bytes, max_event_bytes, health_interval, model, reasoning_field, context_window, max_in_flight, max_queue, queue_timeout, routing)"},
 		{"missing url", "backends:\n  - name: a\n    kind: ollama\n    models: [m]\n",
 			"g.yaml:2: backends[0].url: required: the ollama server's address, e.g. http://127.0.0.1:11434"},
 		{"bad url", "backends:\n  - name: a\n    kind: vllm\n    url: localhost:8000\n    models: [m]\n",
@@ -77,6 +77,18 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 			"g.yaml:2: backends[0].url: required: the vllm server's address, e.g. http://127.0.0.1:8000/v1 (or urls: a list, for several replicas of one engine)"},
 		{"bad search mode", "search:\n  mode: both\n", `g.yaml:2: search.mode: unknown mode "both" (server or client)`},
 		{"negative max_rounds", "search:\n  max_rounds: -1\n", "g.yaml:2: search.max_rounds: must be positive"},
+		{"routing hint value without a header", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_value: thread\n",
+			"g.yaml:7: backends[0].routing.hint_value: applies only with hint_header: name the header the router reads"},
+		{"routing hint header not a token", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_header: x session\n",
+			`g.yaml:7: backends[0].routing.hint_header: "x session" is not a header name`},
+		{"routing hint on a header the request needs", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_header: Authorization\n",
+			"g.yaml:7: backends[0].routing.hint_header: Authorization is a header the request itself needs"},
+		{"routing hint value unknown", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_header: x-session-id\n      hint_value: user\n",
+			"g.yaml:8: backends[0].routing.hint_value: must be thread or caller (or left out for thread)"},
+		{"routing hint on the embedded engine", "backends:\n  - name: a\n    kind: embedded\n    model: m.gguf\n    models: [m]\n    routing:\n      hint_header: x-session-id\n",
+			"g.yaml:7: backends[0].routing.hint_header: kind embedded runs in this process"},
+		{"unknown routing key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      header: x\n",
+			"g.yaml:7: backends[0].routing.header: unknown key (known keys here: hint_header, hint_value)"},
 		{"unknown admin key", "admin:\n  request_logs: 10\n",
 			"g.yaml:2: admin.request_logs: unknown key (known keys here: request_log, event_interval)"},
 	}
@@ -330,5 +342,15 @@ func TestParse_KeepaliveOff(t *testing.T) {
 	}
 	if cfg.Server.KeepaliveInterval != Off || cfg.Server.EarlyEvents != "on" {
 		t.Errorf("keepalive_interval %v, early_events %q; want off and on", time.Duration(cfg.Server.KeepaliveInterval), cfg.Server.EarlyEvents)
+	}
+}
+
+func TestParse_RoutingHint(t *testing.T) {
+	c, err := Parse("g.yaml", []byte("backends:\n  - name: a\n    kind: vllm\n    urls: [http://x/v1]\n    models: [m]\n    routing:\n      hint_header: x-session-id\n      hint_value: caller\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Backends[0].Routing, (Routing{HintHeader: "x-session-id", HintValue: "caller"}); got != want {
+		t.Errorf("routing %+v, want %+v", got, want)
 	}
 }

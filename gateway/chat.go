@@ -61,6 +61,7 @@ type exchange struct {
 	lastFrame time.Duration // from the start to the latest frame written to the client
 	prof      *Profile      // the request's profile, once run chose it
 	cacheSalt string        // sent to the backend when the caller's key isolates its cache
+	hint      routingHint   // the header naming the conversation upstream, if the backend has one
 
 	door string  // the API surface the request came through (a metric label)
 	held *[]byte // the recycled buffer the request body is in, released when serve ends (bodyReader)

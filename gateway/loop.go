@@ -145,7 +145,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		// upstreamBody.
 		rctx := s.roundBegin(ctx, x, p, n) // counts the round; with tracing, its spans
 		t := s.now()
-		resp, err := be.ChatCompletion(rctx, s.backendRequest(x, p, body, q.env.Model, stream))
+		resp, err := be.ChatCompletion(x.hinted(rctx), s.backendRequest(x, p, body, q.env.Model, stream))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return fail(err)

@@ -33,7 +33,7 @@ type nativeDoor interface {
 // the way for accounting and metrics.
 func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange, p backends.DoorPasser, nd nativeDoor, body []byte, stream bool) error {
 	t := s.now()
-	resp, cancel, err := p.PassDoor(r.Context(), nd.native(), r.URL.RawQuery, nd.passHeaders(r.Header), body)
+	resp, cancel, err := p.PassDoor(x.hinted(r.Context()), nd.native(), r.URL.RawQuery, nd.passHeaders(r.Header), body)
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err

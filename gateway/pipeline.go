@@ -179,6 +179,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if err != nil {
 		return err
 	}
+	x.hint = s.routingHint(r, q, rt.up, plan)
 	if plan == nil {
 		if nd, ok := d.(nativeDoor); ok {
 			if p, ok := rt.up.Backend.(backends.DoorPasser); ok && p.PassesDoor(nd.native()) {
@@ -251,7 +252,7 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 	}
 	uctx := s.roundBegin(r.Context(), x, plan, -1) // the upstream call's span, ended with the request's
 	t := s.now()
-	resp, err := rt.up.Backend.ChatCompletion(uctx, s.backendRequest(x, plan, body, env.Model, env.Stream))
+	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), s.backendRequest(x, plan, body, env.Model, env.Stream))
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err

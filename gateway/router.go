@@ -35,7 +35,26 @@ type Upstream struct {
 	MaxInFlight  int
 	MaxQueue     int
 	QueueTimeout time.Duration
+	// HintHeader, when set, is a header sent on every request to this backend naming
+	// the request's conversation, for a session-affinity router between the gateway and
+	// the engines (docs/scale-out.md: which router reads which header). If empty, none
+	// is sent.
+	HintHeader string
+	// HintValue is what HintHeader holds: HintThread (if empty) or HintCaller.
+	HintValue string
 }
+
+// What a routing hint names (Upstream.HintValue).
+const (
+	// HintThread is the request's thread id (X-Maskgate-Thread: salted, 32 hex
+	// digits), so each conversation keeps its engine. A request that names no thread
+	// (no X-Thread-Id, metadata.thread_id, prompt_cache_key or user, and no fingerprint)
+	// sends no hint.
+	HintThread = "thread"
+	// HintCaller is a salted hash of the caller's identity (its key), so all of one
+	// caller's conversations share an engine.
+	HintCaller = "caller"
+)
 
 const defaultMaxResponseBytes = 64 << 20
 

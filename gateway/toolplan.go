@@ -189,21 +189,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 		}
 	}
 
-	pck, _ := env.Object.Get("prompt_cache_key")
-	user, _ := env.Object.Get("user")
-	in := state.ThreadInputOf(metadata, pck, user, env.Messages)
-	// The thread is the caller's: its authenticated identity, never a header alone.
-	in.Header = r.Header.Get("X-Thread-Id")
-	if in.Header == "" {
-		in.Header = q.thread // the door's own conversation identity
-	}
-	if !s.unscopedThreads {
-		in.Identity = threadIdentity(c.name(), prof.Name)
-	}
 	pol.Namespace = cat.Namespace
 	p := &toolPlan{
 		prof:       prof,
-		thread:     s.threads.Thread(in),
+		thread:     s.threadOf(r, q),
 		cat:        cat,
 		ix:         ix,
 		hybrid:     hybrid,
@@ -458,4 +447,24 @@ func boolJSON(b bool) string {
 func sameTool(a, b *toolsearch.Tool) bool {
 	strict := func(p *bool) bool { return p != nil && *p }
 	return a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters) && strict(a.Strict) == strict(b.Strict)
+}
+
+// threadOf names the request's conversation (state.Threads.Thread): the X-Thread-Id
+// header, else the door's own conversation identity, else the body's metadata.thread_id,
+// prompt_cache_key or user, within the caller's identity and profile; "" for none.
+func (s *Server) threadOf(r *http.Request, q *request) string {
+	env := q.env
+	metadata, _ := env.Object.Get("metadata")
+	pck, _ := env.Object.Get("prompt_cache_key")
+	user, _ := env.Object.Get("user")
+	in := state.ThreadInputOf(metadata, pck, user, env.Messages)
+	// The thread is the caller's: its authenticated identity, never a header alone.
+	in.Header = r.Header.Get("X-Thread-Id")
+	if in.Header == "" {
+		in.Header = q.thread // the door's own conversation identity
+	}
+	if !s.unscopedThreads {
+		in.Identity = threadIdentity(callerOf(r.Context()).name(), q.prof.Name)
+	}
+	return s.threads.Thread(in)
 }

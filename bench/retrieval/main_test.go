@@ -140,11 +140,11 @@ func TestEvaluate_DefaultCut(t *testing.T) {
 	}
 }
 
-// The figures the README's tool-search section quotes, which this evaluation produces
-// exactly (counts over fixed query sets, no randomness): every row of its table, each
-// as quoted to the README's three decimals, the queries left with no result, and the
-// cut's counts. The only margin is the rounding of the last decimal. A change to the
-// search that moves one changes the README with it.
+// The figures docs/benchmarks.md's tool-search section (once the README's) quotes,
+// which this evaluation produces exactly (counts over fixed query sets, no randomness):
+// every row of its table, each as quoted to the page's three decimals, the queries left
+// with no result, and the cut's counts. The only margin is the rounding of the last
+// decimal. A change to the search that moves one changes the page with it.
 func TestEvaluate_TheREADMEFigures(t *testing.T) {
 	rep, err := evaluate("testdata")
 	if err != nil {
@@ -182,7 +182,7 @@ func TestEvaluate_TheREADMEFigures(t *testing.T) {
 			"keyword scorer": {0.625, 0.786, 0.689, 0},
 		},
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "benchmarks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestEvaluate_TheREADMEFigures(t *testing.T) {
 	_, table, ok := strings.Cut(string(readme), "\n| search | dev R@1 | dev R@5 | dev MRR | held-out R@1 |")
 	table, _, _ = strings.Cut(table, "\n\n")
 	if !ok {
-		t.Fatal("README.md has no tool-search table (| search | dev R@1 | …)")
+		t.Fatal("docs/benchmarks.md has no tool-search table (| search | dev R@1 | …)")
 	}
 	all := sets(t, rep)
 	for _, rr := range readmeRows {
@@ -202,7 +202,7 @@ func TestEvaluate_TheREADMEFigures(t *testing.T) {
 			}
 		}
 		if len(cells) != 10 {
-			t.Errorf("README.md: no tool-search row %q with nine figures (%q)", rr.readme, cells)
+			t.Errorf("docs/benchmarks.md: no tool-search row %q with nine figures (%q)", rr.readme, cells)
 			continue
 		}
 		for k, set := range []string{"development", "held out", "MCP servers"} {
@@ -216,7 +216,7 @@ func TestEvaluate_TheREADMEFigures(t *testing.T) {
 					t.Errorf("%s, %s: %s %.4f; this test holds %.3f", set, rr.search, f.name, f.got, f.want)
 				}
 				if quoted := strings.Trim(cells[1+3*k+m], "*"); quoted != fmt.Sprintf("%.3f", f.want) {
-					t.Errorf("README.md row %q, %s %s: %s; the evaluation gives %.3f", rr.readme, set, f.name, quoted, f.want)
+					t.Errorf("docs/benchmarks.md row %q, %s %s: %s; the evaluation gives %.3f", rr.readme, set, f.name, quoted, f.want)
 				}
 			}
 			if r.Queries == 0 || r.Empty != w.empty {

@@ -39,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/config"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/gateway/tracing"
@@ -137,7 +138,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if len(cfg.Backends) == 0 {
 		cfg.Backends = findBackends(ctx, defaultEngines, *configPath != "", transport, log)
 	}
-	ups, err := buildUpstreams(cfg, transport, getenv, log)
+	// A backend with routing.hint_header gets its hint through the transport.
+	ups, err := buildUpstreams(cfg, backends.HintTransport(transport), getenv, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %v\n", err)
 		return 2

@@ -50,7 +50,9 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 			MaxResponseBytes: int64(b.MaxResponseBytes),
 			MaxInFlight:      cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
 			MaxQueue:         cmp.Or(b.MaxQueue, config.DefaultMaxQueue),
-			QueueTimeout:     cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout)})
+			QueueTimeout:     cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout),
+			HintHeader:       b.Routing.HintHeader,
+			HintValue:        b.Routing.HintValue})
 	}
 	return ups, nil
 }

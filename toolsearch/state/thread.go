@@ -73,6 +73,11 @@ func (t Threads) id(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// Caller is a routing name for identity: stable for one Secret, unguessable without it,
+// different from every thread id and cache salt. Routers that keep a caller on one
+// engine read it (gateway.HintCaller).
+func (t Threads) Caller(identity string) string { return t.id(identity, "caller") }
+
 // CacheSalt is a secret per identity for engines that take a cache salt: stable for one
 // Secret, unguessable without it, different for every identity and from every thread id.
 func (t Threads) CacheSalt(identity string) string { return t.id(identity, "cache-salt") }
