@@ -126,7 +126,10 @@ func grammarContent(b argBlock) []byte {
 	writeBlock(&g, b.term, prefix)
 	g.WriteByte('\n')
 	writeBlock(&g, b.rules, prefix)
-	g.WriteString(gbnfJSONRules)
+	// xgrammar's EBNF refuses ws's empty first alternative; the same
+	// language as an optional group.
+	g.WriteString(strings.TrimSuffix(gbnfJSONRules, gbnfWSRule))
+	g.WriteString(`ws ::= ( " " | "\n" [ \t]{0,20} )?` + "\n")
 	out := append([]byte(nil), `{"type":"grammar","grammar":`...)
 	out = appendJSONString(out, g.String())
 	return append(out, '}')
