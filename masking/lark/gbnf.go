@@ -276,10 +276,11 @@ func (w *gbnfWriter) simple(e expr) bool {
 }
 
 // hoist writes e as a rule of its own and returns a reference to it. Its
-// name ends in a counter after a "--", which Lark names cannot produce.
+// name starts with a digit ("0rep" and a counter after the prefix), which no Lark name
+// does (a Lark name "_rep1" maps to "-rep1", so a dash would not keep them apart).
 func (w *gbnfWriter) hoist(e expr) expr {
 	w.n++
-	name := "-rep" + strconv.Itoa(w.n)
+	name := "0rep" + strconv.Itoa(w.n)
 	sub := &gbnfWriter{prefix: w.prefix, n: w.n, escaped: w.escaped}
 	sub.expr(e, 0)
 	w.n = sub.n

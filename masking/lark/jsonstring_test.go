@@ -126,7 +126,7 @@ func TestJSONStringGBNF_Shapes(t *testing.T) {
 		{`[^\n]`, `g-start ::= ( [^\x00-\x1F\x22\x5C\x7F] | "\\" [\x22\x5C\x62\x66rt] | ( "\\u000" [0-7BE-Fbe-f] | "\\u001" [0-9A-Fa-f] | "\\u007" [Ff] ) )` + "\n"},
 		{`"\n"x`, `g-start ::= "\\\"\\n\\\"x"` + "\n"},
 		{`a\x01b`, `g-start ::= ( "a" "\\u000" [1] "b" )` + "\n"},
-		{`[\x01-\x02]{3}`, "g-start ::= g--rep1{3}\ng--rep1 ::= ( \"\\\\u000\" [1-2] )\n"},
+		{`[\x01-\x02]{3}`, "g-start ::= g-0rep1{3}\ng-0rep1 ::= ( \"\\\\u000\" [1-2] )\n"},
 	} {
 		g, err := Regex(c.src)
 		if err != nil {
