@@ -173,3 +173,15 @@ func TestStructuralTag_CustomToolCarriesItsGrammar(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRenderArgs_ApplyPatch is the per-catalog cost of a custom tool's arguments
+// rules (the Lark translation included; a Catalog renders them once per version), and
+// their size.
+func BenchmarkRenderArgs_ApplyPatch(b *testing.B) {
+	p := customParams(applyPatchFormat(b))
+	var n int
+	for b.Loop() {
+		n = len(renderArgRules(p).rules)
+	}
+	b.ReportMetric(float64(n), "rule-bytes")
+}
