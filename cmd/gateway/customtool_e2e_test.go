@@ -138,12 +138,14 @@ func TestPatchRE_TheTestsOwnChecker(t *testing.T) {
 	}
 }
 
+// customToolConfig: a constrained token takes up to half a second on a loaded machine
+// (see the test), so a 200-token answer needs minutes, not the default's seconds.
 const customToolConfig = `backends:
   - name: llama
     kind: llamacpp
     url: URL
     models: ["*"]
-    timeout: 2m
+    timeout: 5m
 `
 
 // TestLlamaServer_ForcedApplyPatchIsAPatch: through the gateway's Responses door to a
