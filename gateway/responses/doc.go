@@ -70,8 +70,8 @@
 //     SGLang) hold to the tool's language, written as a JSON string; the model sees the
 //     grammar in its prompt's tools. Ollama, OpenAI and Anthropic get the schema and do
 //     not enforce the keyword. A call comes back as a custom_tool_call whose input is
-//     the decoded string: the raw text, e.g. the patch. Text-format custom tools keep a
-//     free string.
+//     the decoded string: the raw text, e.g. the patch (cut by the token limit inside it:
+//     the text as far as it came). Text-format custom tools keep a free string.
 //   - tool_search with execution "client" → a chat function named tool_search, with the
 //     parameters and description given (else {"query": string}); a call comes back as a
 //     tool_search_call. Without execution "client" it is a hosted tool.
