@@ -24,6 +24,11 @@ type Catalog struct {
 	jname [][]byte
 	// schema is the compacted parameters, or anyObject.
 	schema []string
+	// content is a tool's structural tag content when its arguments hold
+	// a string to an x-grammar: {"type":"grammar","grammar":…}, the
+	// arguments' GBNF (xgrammar's JSON Schema reading would drop the
+	// keyword); empty for the others, whose content is their schema.
+	content []string
 	// schemaErr is why the parameters are not JSON; reported only when
 	// the tool is rendered, as StructuralTag does.
 	schemaErr []error
@@ -75,6 +80,7 @@ func newCatalog(names []string, params map[string]json.RawMessage) *Catalog {
 		jname:     make([][]byte, len(names)),
 		schema:    make([]string, len(names)),
 		schemaErr: make([]error, len(names)),
+		content:   make([]string, len(names)),
 		nameErr:   make([]error, len(names)),
 		ascii:     make([][2]uint64, len(names)),
 		argBlocks: make([]atomic.Pointer[argBlock], len(names)),
@@ -100,8 +106,33 @@ func newCatalog(names []string, params map[string]json.RawMessage) *Catalog {
 			continue
 		}
 		c.schema[i] = buf.String()
+		if bytes.Contains(buf.Bytes(), []byte(`"`+GrammarKeyword+`"`)) {
+			if b := renderArgRules(buf.Bytes()); b.grammar {
+				c.argBlocks[i].Store(&b)
+				c.content[i] = string(grammarContent(b))
+			}
+		}
 	}
 	return c
+}
+
+// grammarContent is a structural tag content holding arguments to their
+// GBNF block: the block's root as the grammar's root, its rules and the JSON
+// primitives, as xgrammar reads llama.cpp's GBNF.
+func grammarContent(b argBlock) []byte {
+	var g strings.Builder
+	prefix := argPrefix(nil, 0)
+	g.WriteString("root ::= ")
+	writeBlock(&g, b.term, prefix)
+	g.WriteByte('\n')
+	writeBlock(&g, b.rules, prefix)
+	// xgrammar's EBNF refuses ws's empty first alternative; the same
+	// language as an optional group.
+	g.WriteString(strings.TrimSuffix(gbnfJSONRules, gbnfWSRule))
+	g.WriteString(`ws ::= ( " " | "\n" [ \t]{0,20} )?` + "\n")
+	out := append([]byte(nil), `{"type":"grammar","grammar":`...)
+	out = appendJSONString(out, g.String())
+	return append(out, '}')
 }
 
 // Len is the number of tools in the catalog.

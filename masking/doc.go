@@ -127,4 +127,28 @@
 // and may admit what the schema refuses only where a keyword is not
 // expressed. Nothing checks arguments after decoding but the client: the
 // gateway checks tool names only.
+//
+// # Custom tools
+//
+// A custom tool (the Responses API's {"type": "custom", "format": {"type":
+// "grammar", "syntax": "lark" | "regex", "definition": …}}, Codex's
+// apply_patch) takes raw text, not JSON. Its call still travels as JSON in
+// every format, {"input": "TEXT"} where the format's arguments go: the
+// model's chat template writes and renders every call that way (Hermes'
+// <tool_call>{"name": …, "arguments": {…}}, Llama 3's parameters, Mistral's
+// [ARGS], harmony's <|constrain|>json, DeepSeek's tool▁sep), so the call
+// parses unambiguously with the parsers every format already has, history
+// renders as the model wrote it, and no template needs a raw form it was
+// never trained on. What holds the text to its language is the grammar: the
+// door gives the input string the schema keyword x-grammar ([GrammarKeyword])
+// with the format, and the renderer writes that string as a quote, the
+// language in its JSON-string form (masking/lark's JSONStringGBNF: the quote
+// and backslash as \" and \\, \b \f \n \r \t, other control characters and
+// DEL as \u00XX, everything else as itself) and a quote. Decoding the
+// string gives a text of the language, and only those. In the structural
+// tag such a tool's content is {"type": "grammar", "grammar": …}: the same
+// arguments rules as GBNF (xgrammar reads llama.cpp's GBNF; its JSON Schema
+// reading would drop the keyword). A format the translation refuses leaves
+// the plain string (the Responses door refuses such a tool with a 400
+// first). The token mask alone (outside a call's grammar) does not see it.
 package masking

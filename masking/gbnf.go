@@ -359,7 +359,11 @@ json-escape ::= ["\\/bfnrt] | "u" [0-9a-fA-F]{4}
 json-number ::= json-int ( "." [0-9]+ )? ( [eE] [-+]? [0-9]{1,15} )?
 json-int ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
 json-bool ::= "true" | "false"
-ws ::= | " " | "\n" [ \t]{0,20}
+` + gbnfWSRule
+
+// gbnfWSRule is the last of gbnfJSONRules, which a structural tag's
+// grammar writes in another form (grammarContent).
+const gbnfWSRule = `ws ::= | " " | "\n" [ \t]{0,20}
 `
 
 // writeGBNFLiteral writes s as a GBNF string literal. llama.cpp's parse_char

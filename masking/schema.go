@@ -38,6 +38,8 @@ type argRules struct {
 	names map[string]bool   // rule names taken
 	refs  map[string]string // same-document $ref → its rule
 	rules []gbnfRule        // in order of creation
+	// grammars counts the strings held to an x-grammar.
+	grammars int
 }
 
 // gbnfRule is one rule. alts is set for the rules that consume nothing
@@ -54,6 +56,10 @@ type gbnfRule struct {
 type argBlock struct {
 	term  string
 	rules string
+	// grammar is set when a string of the arguments is held to an
+	// x-grammar: the structural tag then carries the block as a grammar,
+	// since xgrammar's JSON Schema reading would drop the keyword.
+	grammar bool
 }
 
 // renderArgRules renders a tool whose parameters are params, a JSON Schema
@@ -77,7 +83,7 @@ func renderArgRules(params []byte) argBlock {
 		}
 		b.WriteByte('\n')
 	}
-	return argBlock{term: term, rules: b.String()}
+	return argBlock{term: term, rules: b.String(), grammar: w.grammars > 0}
 }
 
 // reserve takes a rule name from hint (the path to the subschema) and
@@ -173,9 +179,10 @@ type schemaNode struct {
 	prefixItems          [][]byte
 	hasPrefixItems       bool
 	additionalItems      []byte
-	minItems, maxItems   int  // -1 when absent
-	minLength, maxLength int  // -1 when absent
-	other                bool // a keyword that constrains and is not rendered
+	minItems, maxItems   int    // -1 when absent
+	minLength, maxLength int    // -1 when absent
+	other                bool   // a keyword that constrains and is not rendered
+	grammar              []byte // x-grammar: a string's grammar
 }
 
 func parseNode(members []jsonMember) *schemaNode {
@@ -254,6 +261,8 @@ func parseNode(members []jsonMember) *schemaNode {
 			if c, ok := jsonCount(v); ok {
 				n.maxLength = c
 			}
+		case GrammarKeyword:
+			n.grammar = v
 		}
 	}
 	return n
@@ -462,6 +471,11 @@ func (w *argRules) breakLeftRecursion() {
 func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string {
 	switch t {
 	case "string":
+		if n.grammar != nil {
+			if term, ok := w.grammarString(n.grammar, hint, slot); ok {
+				return term
+			}
+		}
 		if n.minLength < 0 && n.maxLength < 0 {
 			return w.alias(slot, "json-string")
 		}

@@ -96,7 +96,7 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 		if err := c.schemaErr[id]; err != nil {
 			return nil, err
 		}
-		size += per + len(c.jname[id]) + len(c.schema[id])
+		size += per + len(c.jname[id]) + len(c.schema[id]) + len(c.content[id])
 	}
 	lead := spec.Mode != ModeAuto && parts.lead != ""
 	if lead {
@@ -109,10 +109,10 @@ func (c *Catalog) renderTag(dst []byte, spec Spec, parts callParts, ids []int32,
 			out = append(out, ',')
 		}
 		if int(id) >= len(c.names) {
-			out = ep.appendTag(out, appendJSONChars(nil, extra[int(id)-len(c.names)]), anyObject)
+			out = ep.appendTag(out, appendJSONChars(nil, extra[int(id)-len(c.names)]), anyObject, "")
 			continue
 		}
-		out = ep.appendTag(out, c.jname[id], c.schema[id])
+		out = ep.appendTag(out, c.jname[id], c.schema[id], c.content[id])
 	}
 	return appendTagTail(out, spec, parts), nil
 }
@@ -130,15 +130,22 @@ func escapeParts(parts callParts) tagParts {
 }
 
 // appendTag appends one entry of "tags": the tag of the tool whose name,
-// escaped, is jname, with schema as its arguments.
-func (ep tagParts) appendTag(out, jname []byte, schema string) []byte {
+// escaped, is jname, with schema as its arguments, or content (a whole
+// content object) when it is not empty.
+func (ep tagParts) appendTag(out, jname []byte, schema, content string) []byte {
 	out = append(out, `{"type":"tag","begin":"`...)
 	out = append(out, ep.open...)
 	out = append(out, jname...)
 	out = append(out, ep.mid...)
-	out = append(out, `","content":{"type":"json_schema","json_schema":`...)
-	out = append(out, schema...)
-	out = append(out, `},"end":`...)
+	if content != "" {
+		out = append(out, `","content":`...)
+		out = append(out, content...)
+		out = append(out, `,"end":`...)
+	} else {
+		out = append(out, `","content":{"type":"json_schema","json_schema":`...)
+		out = append(out, schema...)
+		out = append(out, `},"end":`...)
+	}
 	out = append(out, ep.end...)
 	return append(out, '}')
 }

@@ -45,14 +45,14 @@ func (c *Catalog) tagPieces(f Format, parts callParts) *tagPieces {
 	per := len(p.ep.open) + len(p.ep.mid) + len(p.ep.end) + len(tagFixed)
 	size := 0
 	for id := range c.names {
-		size += per + len(c.jname[id]) + len(c.schema[id])
+		size += per + len(c.jname[id]) + len(c.schema[id]) + len(c.content[id])
 	}
 	buf := make([]byte, 0, size)
 	off := make([]int, len(c.names)+1)
 	for id := range c.names {
 		off[id] = len(buf)
 		if c.schemaErr[id] == nil {
-			buf = p.ep.appendTag(buf, c.jname[id], c.schema[id])
+			buf = p.ep.appendTag(buf, c.jname[id], c.schema[id], c.content[id])
 		}
 		buf = append(buf, ',')
 	}
@@ -147,7 +147,7 @@ func (c *Catalog) appendTagPieces(dst []byte, spec Spec, parts callParts, ids []
 		}
 		id := ids[i]
 		if id >= n {
-			out = lit(out, p.ep.appendTag(nil, appendJSONChars(nil, extra[id-n]), anyObject))
+			out = lit(out, p.ep.appendTag(nil, appendJSONChars(nil, extra[id-n]), anyObject, ""))
 			i++
 			continue
 		}

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -126,5 +127,42 @@ func TestBuildTag_OneCallStopsAfterFirst(t *testing.T) {
 		if got := bytes.Contains(tg.Tag, []byte(`"stop_after_first":true`)); got != c.want {
 			t.Errorf("%q: stop_after_first %v, want %v: %s", c.field, got, c.want, tg.Tag)
 		}
+	}
+}
+
+// TestBuildTag_CustomToolCarriesItsGrammar: a custom tool as the Responses door writes
+// it (its input's schema with x-grammar) gets a grammar content in vLLM's and SGLang's
+// tag, from the schemas and from the catalog alike, while a function tool keeps its
+// json_schema content.
+func TestBuildTag_CustomToolCarriesItsGrammar(t *testing.T) {
+	body := `{"model":"m","messages":[],"tool_choice":{"type":"function","function":{"name":"edit"}},"tools":[` +
+		`{"type":"function","function":{"name":"get","parameters":{"type":"object"}}},` +
+		`{"type":"function","function":{"name":"edit","parameters":{"type":"object","properties":{"input":{"type":"string","x-grammar":{"type":"grammar","syntax":"regex","definition":"(add|delete) [0-9]+"}}},"required":["input"],"additionalProperties":false}}}]}`
+	tg, err := BuildTag([]byte(body), nil, masking.Hermes(), oai.ToolSchemas, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Format struct {
+			Tags []struct {
+				Begin   string
+				Content struct{ Type, Grammar string }
+			}
+		}
+	}
+	if err := json.Unmarshal(tg.Tag, &v); err != nil {
+		t.Fatalf("%v: %s", err, tg.Tag)
+	}
+	if len(v.Format.Tags) != 1 || v.Format.Tags[0].Content.Type != "grammar" ||
+		!strings.Contains(v.Format.Tags[0].Content.Grammar, `( "add" | "delete" )`) {
+		t.Fatalf("tag %s: want edit's one tag with its grammar", tg.Tag)
+	}
+	cat := masking.NewCatalogInOrder([]string{"get", "edit"}, map[string]json.RawMessage{"edit": json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","x-grammar":{"type":"grammar","syntax":"regex","definition":"(add|delete) [0-9]+"}}},"required":["input"],"additionalProperties":false}`)})
+	got, err := cat.StructuralTag(masking.Spec{Format: masking.Hermes(), Allowed: []string{"edit"}, Mode: masking.ModeSpecified, Namespace: "edit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte(`"content":{"type":"grammar","grammar":"root ::= a0\n`)) {
+		t.Errorf("catalog tag %s", got)
 	}
 }

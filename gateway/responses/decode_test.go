@@ -199,9 +199,13 @@ func TestDecodeTools(t *testing.T) {
 			`[{"type":"function","function":{"name":"crm.lookup","parameters":{"type":"object"}}},` +
 				`{"type":"function","function":{"name":"crm.query","description":"SQL","parameters":` + customParameters + `}}]`,
 			map[string]ToolName{"crm.lookup": {Kind: "function", Namespace: "crm", Name: "lookup"}, "crm.query": {Kind: "custom", Namespace: "crm", Name: "query"}}, nil},
-		{"custom with grammar", `[{"type":"custom","name":"patch","description":"Apply.","format":{"type":"grammar","syntax":"lark","definition":"start: /.+/"}}]`,
-			`[{"type":"function","function":{"name":"patch","description":"Apply.","parameters":` + customParameters + `}}]`,
+		{"custom with grammar: the input held to the format as sent", `[{"type":"custom","name":"patch","description":"Apply.","format":{ "type":"grammar", "syntax":"lark","definition":"start: /.+/"}}]`,
+			`[{"type":"function","function":{"name":"patch","description":"Apply.","parameters":` +
+				`{"type":"object","properties":{"input":{"type":"string","x-grammar":{ "type":"grammar", "syntax":"lark","definition":"start: /.+/"}}},"required":["input"],"additionalProperties":false}}}]`,
 			map[string]ToolName{"patch": {Kind: "custom", Name: "patch"}}, nil},
+		{"custom with text format: free input", `[{"type":"custom","name":"note","format":{"type":"text"}}]`,
+			`[{"type":"function","function":{"name":"note","parameters":{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}}}]`,
+			map[string]ToolName{"note": {Kind: "custom", Name: "note"}}, nil},
 		{"client tool search with own parameters", `[{"type":"tool_search","execution":"client","description":"Find tools.","parameters":{"type":"object","properties":{"paths":{"type":"array"}}}}]`,
 			`[{"type":"function","function":{"name":"tool_search","description":"Find tools.","parameters":{"type":"object","properties":{"paths":{"type":"array"}}}}}]`,
 			map[string]ToolName{"tool_search": {Kind: "tool_search", Name: "tool_search"}}, nil},

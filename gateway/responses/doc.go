@@ -32,7 +32,8 @@
 //     encrypted_content are never sent to the engine. The item itself is kept, raw, in
 //     Request.Input.
 //   - custom_tool_call becomes a call whose arguments are {"input": <input>}, the shape
-//     of the chat function a custom tool becomes.
+//     of the chat function a custom tool becomes and the form the model writes a custom
+//     call in (masking's doc, "Custom tools"), so history renders as the model wrote it.
 //   - tool_search_call (client) becomes a call to the function tool_search with the
 //     item's arguments; tool_search_output (client) becomes a tool message naming the
 //     tools loaded, and its tools join the chat tools so the engine can call them.
@@ -63,8 +64,14 @@
 //     masking/lark translates to GBNF (Codex's apply_patch, exec and js_repl are): one
 //     outside it, a syntax other than lark or regex, or a format without syntax or
 //     definition is a 400 naming the construct (param tools[i].format, or the missing
-//     member). A grammar in the subset is accepted and not yet enforced while decoding.
-//     A call comes back as a custom_tool_call with that input.
+//     member). A grammar in the subset is enforced while decoding: the input's schema is
+//     {"type":"string","x-grammar":<format as sent>} (masking.GrammarKeyword), which
+//     the grammar (llama-server, the embedded engine) and the structural tag (vLLM,
+//     SGLang) hold to the tool's language, written as a JSON string; the model sees the
+//     grammar in its prompt's tools. Ollama, OpenAI and Anthropic get the schema and do
+//     not enforce the keyword. A call comes back as a custom_tool_call whose input is
+//     the decoded string: the raw text, e.g. the patch (cut by the token limit inside it:
+//     the text as far as it came). Text-format custom tools keep a free string.
 //   - tool_search with execution "client" → a chat function named tool_search, with the
 //     parameters and description given (else {"query": string}); a call comes back as a
 //     tool_search_call. Without execution "client" it is a hosted tool.

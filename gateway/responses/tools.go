@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/masking"
 	"github.com/maskgate/maskgate/masking/lark"
 )
 
@@ -28,6 +29,26 @@ var hostedTools = map[string]bool{
 
 // customParameters is the chat function a custom tool becomes: one free-text input.
 const customParameters = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
+
+// grammarParameters are the parameters of a custom tool with a grammar: its input
+// held to the format, as sent, under masking.GrammarKeyword, which the engines'
+// grammars and structural tags enforce while decoding (and the prompt shows the
+// model).
+func grammarParameters(format []byte) []byte {
+	const head = `{"type":"object","properties":{"input":{"type":"string","` + masking.GrammarKeyword + `":`
+	const tail = `}},"required":["input"],"additionalProperties":false}`
+	return append(append(append(make([]byte, 0, len(head)+len(format)+len(tail)), head...), format...), tail...)
+}
+
+// grammarFormat says a custom tool's format (checked) is a grammar, not text.
+func grammarFormat(format []byte) bool {
+	ff, e := object(format, "format")
+	if e != nil {
+		return false
+	}
+	ft, _ := ff.str("type")
+	return ft == "grammar"
+}
 
 // toolSearchParameters are a client tool search's parameters when it declares none.
 const toolSearchParameters = `{"type":"object","properties":{"query":{"type":"string","description":"What the tools to load should do."}},"required":["query"],"additionalProperties":false}`
@@ -113,7 +134,11 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 				}
 				t.grammar = format
 			}
-			fn.raw("parameters", []byte(customParameters))
+			if t.grammar != nil && grammarFormat(t.grammar) {
+				fn.raw("parameters", grammarParameters(t.grammar))
+			} else {
+				fn.raw("parameters", []byte(customParameters))
+			}
 		}
 		t.def = newObj(len(raw)+96).str("type", "function").raw("function", fn.done()).done()
 		return []chatTool{t}, nil

@@ -359,7 +359,8 @@ func (w *Writer) ToolCall(c oai.ToolCall) error {
 }
 
 // customInput is a custom tool call's input: the "input" string of the chat arguments;
-// arguments of another shape are the input themselves.
+// for arguments the token limit cut inside that string ({"input": "*** Begin Pa), the
+// text as far as it came; arguments of another shape are the input themselves.
 func customInput(args string) string {
 	var a struct {
 		Input *string `json:"input"`
@@ -367,7 +368,61 @@ func customInput(args string) string {
 	if json.Unmarshal([]byte(args), &a) == nil && a.Input != nil {
 		return *a.Input
 	}
+	if in, ok := cutInput(args); ok {
+		return in
+	}
 	return args
+}
+
+// cutInput reads arguments cut inside the input string, as a model under a custom
+// tool's grammar writes them: {, the key "input", a colon, an opening quote (JSON
+// whitespace between them), then the string's characters up to where the text ends. An
+// escape the cut left unfinished is dropped. It reports false for anything else,
+// including a string that was closed (the arguments were then whole, or not this shape).
+func cutInput(args string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(args, " \t\n\r"), "{")
+	if !ok {
+		return "", false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " \t\n\r"), `"input"`)
+	if !ok {
+		return "", false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " \t\n\r"), ":")
+	if !ok {
+		return "", false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " \t\n\r"), `"`)
+	if !ok {
+		return "", false
+	}
+	// The longest prefix that is a whole run of characters and escapes, quoted, is a
+	// JSON string; an unescaped quote means the string closed.
+	end := 0
+	for i := 0; i < len(rest); {
+		switch c := rest[i]; {
+		case c == '"':
+			return "", false
+		case c == '\\':
+			n := 2
+			if i+1 < len(rest) && rest[i+1] == 'u' {
+				n = 6
+			}
+			if i+n > len(rest) {
+				i = len(rest)
+				continue
+			}
+			i += n
+		default:
+			i++
+		}
+		end = i
+	}
+	var s string
+	if json.Unmarshal([]byte(`"`+rest[:end]+`"`), &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // toolSearchArguments are a tool search call's arguments as the item carries them: the

@@ -104,3 +104,20 @@ func TestTranslateEngine_Constructs(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONStringEngine_SameVerdictsEscaped holds JSONStringGBNF to the raw
+// grammar's verdicts in llama.cpp: each text of the Codex grammars and the
+// constructs, escaped as a JSON string's inside, is accepted exactly when the
+// text itself is, and an accepted text that needs escaping is refused as it
+// is.
+func TestJSONStringEngine_SameVerdictsEscaped(t *testing.T) {
+	e := newByteEngine()
+	for _, g := range escapedCases(t) {
+		for _, m := range g.texts {
+			ok, at := e.accepts(t, g.gbnf, m.text)
+			if ok != m.accept {
+				t.Errorf("%s, %s: %q accepted = %v (refused at byte %d), want %v\ngrammar:\n%s", g.name, m.name, m.text, ok, at, m.accept, g.gbnf)
+			}
+		}
+	}
+}

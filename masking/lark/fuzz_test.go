@@ -68,6 +68,14 @@ func checkRender(t *testing.T, g *Grammar) {
 	if a != b {
 		t.Fatalf("two renders differ")
 	}
+	// The JSON-string form renders within the same bound or says why.
+	if e, _, err := g.JSONStringGBNF("g-"); err != nil {
+		if _, ok := err.(*Error); !ok {
+			t.Fatalf("JSON-string render error of type %T: %v", err, err)
+		}
+	} else if len(e) > MaxGBNF+100 {
+		t.Fatalf("JSON-string form rendered %d bytes", len(e))
+	}
 	defined := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSuffix(a, "\n"), "\n") {
 		name, _, ok := strings.Cut(line, " ::= ")

@@ -119,7 +119,24 @@ func leftRefs(e expr, nullable map[string]bool, out []string) []string {
 // language. The rendering is a function of the grammar alone: the same
 // definition gives the same bytes.
 func (g *Grammar) GBNF(prefix string) (rules, root string, err error) {
-	w := &gbnfWriter{prefix: prefix}
+	return g.render(&gbnfWriter{prefix: prefix})
+}
+
+// JSONStringGBNF is GBNF for the same language written inside a JSON
+// string (RFC 8259 section 7), without the quotes: every text the grammar
+// accepts, escaped as JSON encoders write it. The quote and the backslash
+// are \" and \\, the five control characters with a short escape are \b
+// \f \n \r \t, the other control characters and DEL are \u00XX (either
+// case of hex digit); every other code point stands for itself. A call whose
+// arguments are JSON ({"input": "…"}) then holds its string to the grammar,
+// and decoding that string gives a text of the language. Other escapes a JSON
+// reader would take (\/, \u0041) are not admitted: the grammar picks one
+// spelling per character, as a constraint needs only one.
+func (g *Grammar) JSONStringGBNF(prefix string) (rules, root string, err error) {
+	return g.render(&gbnfWriter{prefix: prefix, escaped: true})
+}
+
+func (g *Grammar) render(w *gbnfWriter) (rules, root string, err error) {
 	for _, n := range g.names {
 		w.b.WriteString(w.name(n))
 		w.b.WriteString(" ::= ")
@@ -148,7 +165,9 @@ func (g *Grammar) Standalone() (string, error) {
 
 type gbnfWriter struct {
 	prefix string
-	b      strings.Builder
+	// escaped writes the language as the inside of a JSON string.
+	escaped bool
+	b       strings.Builder
 	// extra holds rules made for repeated groups, written after the
 	// grammar's own.
 	extra strings.Builder
@@ -166,12 +185,20 @@ func (w *gbnfWriter) name(n string) string {
 func (w *gbnfWriter) expr(e expr, prec int) {
 	switch x := e.(type) {
 	case lit:
+		if w.escaped {
+			writeEscapedLiteral(&w.b, string(x))
+			return
+		}
 		writeLiteral(&w.b, string(x))
 	case ref:
 		w.b.WriteString(w.name(string(x)))
 	case hoisted:
 		w.b.WriteString(string(x))
 	case class:
+		if w.escaped {
+			writeEscapedClass(&w.b, x)
+			return
+		}
 		writeClass(&w.b, x)
 	case seq:
 		if len(x) == 0 {
@@ -214,7 +241,7 @@ func (w *gbnfWriter) rep(x rep) {
 	// of its own: the operators do not stack, and a counted repeat of a
 	// rule name stays linear in size however deep counts nest.
 	counted := !(x.min == 0 && x.max == 1 || x.min <= 1 && x.max < 0)
-	if _, ok := operand.(rep); ok || counted && !simple(operand) {
+	if _, ok := operand.(rep); ok || counted && !w.simple(operand) {
 		operand = w.hoist(operand)
 	}
 	w.expr(operand, 2)
@@ -234,21 +261,27 @@ func (w *gbnfWriter) rep(x rep) {
 	}
 }
 
-// simple says e renders as one token: a name, a literal or a class.
-func simple(e expr) bool {
-	switch e.(type) {
-	case ref, lit, class, hoisted:
+// simple says e renders as one token: a name, a literal or a class (escaped,
+// a literal or class with characters that have a \u00XX escape is a group).
+func (w *gbnfWriter) simple(e expr) bool {
+	switch x := e.(type) {
+	case ref, hoisted:
 		return true
+	case lit:
+		return !w.escaped || !strings.ContainsFunc(string(x), needsUnicodeEscape)
+	case class:
+		return !w.escaped || !x.intersects(jsonSpecial)
 	}
 	return false
 }
 
 // hoist writes e as a rule of its own and returns a reference to it. Its
-// name ends in a counter after a "--", which Lark names cannot produce.
+// name starts with a digit ("0rep" and a counter after the prefix), which no Lark name
+// does (a Lark name "_rep1" maps to "-rep1", so a dash would not keep them apart).
 func (w *gbnfWriter) hoist(e expr) expr {
 	w.n++
-	name := "-rep" + strconv.Itoa(w.n)
-	sub := &gbnfWriter{prefix: w.prefix, n: w.n}
+	name := "0rep" + strconv.Itoa(w.n)
+	sub := &gbnfWriter{prefix: w.prefix, n: w.n, escaped: w.escaped}
 	sub.expr(e, 0)
 	w.n = sub.n
 	w.extra.WriteString(w.prefix + name + " ::= " + sub.b.String() + "\n")

@@ -119,7 +119,7 @@ var constructCases = []constructCase{
 		want:  "g-start ::= \"a\" [^\\x0A] \"b\"\n",
 		texts: both(yes("axb", "a€b"), no("a\nb", "ab"))},
 	{name: "regex anchors, counts, alternation", regex: true, src: `^\d{3}-(?:[A-Z]{2,}|x){1,2}$`,
-		want:  "g-start ::= [0-9]{3} \"-\" g--rep1{1,2}\ng--rep1 ::= [A-Z]{2,} | \"x\"\n",
+		want:  "g-start ::= [0-9]{3} \"-\" g-0rep1{1,2}\ng-0rep1 ::= [A-Z]{2,} | \"x\"\n",
 		texts: both(yes("123-AB", "000-xABC", "999-xx"), no("12-AB", "123-A", "123-xxx", "123-"))},
 	{name: "regex nested quantified group", regex: true, src: `(ab+)*c`,
 		want:  "g-start ::= ( \"a\" \"b\"+ )* \"c\"\n",
@@ -133,6 +133,23 @@ var constructCases = []constructCase{
 	{name: "regex escaped metacharacters", regex: true, src: `\.\*\(\)\[\]\{\}\|\\\/\^\$`,
 		want:  "g-start ::= \".*()[]{}|\\\\/^$\"\n",
 		texts: both(yes(`.*()[]{}|\/^$`), no(`.`))},
+}
+
+// TestTranslate_HoistedNamesNeverCollide: a rule hoisted for a counted repeat is
+// named apart from every Lark name, "_rep1" included (it maps to "-rep1").
+func TestTranslate_HoistedNamesNeverCollide(t *testing.T) {
+	g, err := Parse("start: (\"a\" \"b\") ~ 2 _rep1\n_rep1: \"c\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, _, err := g.GBNF("g-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "g-start ::= g-0rep1{2} g--rep1\ng--rep1 ::= \"c\"\ng-0rep1 ::= \"a\" \"b\"\n"
+	if rules != want {
+		t.Errorf("rules\n%s\nwant\n%s", rules, want)
+	}
 }
 
 func TestTranslate_Constructs(t *testing.T) {

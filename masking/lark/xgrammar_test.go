@@ -64,3 +64,36 @@ func TestXGrammar_CodexGrammarsAndConstructs(t *testing.T) {
 		}
 	}
 }
+
+// TestXGrammar_JSONStringSameVerdicts is TestJSONStringEngine_SameVerdictsEscaped
+// in xgrammar: the JSON-string form of every Codex grammar and construct as
+// an EBNF structural tag, with the raw texts' verdicts.
+func TestXGrammar_JSONStringSameVerdicts(t *testing.T) {
+	all := escapedCases(t)
+	var cases []xgrammartest.Case
+	for _, n := range all {
+		tag, err := json.Marshal(map[string]any{"type": "structural_tag", "format": map[string]any{"type": "grammar", "grammar": n.gbnf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := xgrammartest.Case{Name: n.name, Tag: tag}
+		for _, m := range n.texts {
+			c.Outputs = append(c.Outputs, xgrammartest.Output{Text: m.text, Accept: m.accept, Kind: n.name})
+		}
+		cases = append(cases, c)
+	}
+	version, results := xgrammartest.Run(t, cases)
+	t.Logf("xgrammar %s", version)
+	for i, r := range results {
+		c := cases[i]
+		if r.Err != "" {
+			t.Errorf("%s: xgrammar refused the grammar: %s\n%s", c.Name, r.Err, all[i].gbnf)
+			continue
+		}
+		for j, o := range c.Outputs {
+			if r.Accepted[j] != o.Accept {
+				t.Errorf("%s: %q accepted = %v, want %v\n%s", c.Name, o.Text, r.Accepted[j], o.Accept, all[i].gbnf)
+			}
+		}
+	}
+}
