@@ -225,7 +225,13 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 			return nil, stateUnavailable(err)
 		}
 	}
-	if p.strategy, err = s.chooseStrategy(r.Context(), prof, backend, be, cat, p.thread, snap.Pins); err != nil {
+	if q.clientSearch && (prof.Strategy == StrategyAuto || prof.Strategy == "") && capabilities(be).Constrains {
+		// A client that searches itself changes only what may be called: mask keeps its
+		// prompt whole and the same from session to session, where the chooser's eager
+		// would make what it deferred callable and remove would move the prompt with
+		// each discovery.
+		p.strategy = StrategyMask
+	} else if p.strategy, err = s.chooseStrategy(r.Context(), prof, backend, be, cat, p.thread, snap.Pins); err != nil {
 		return nil, err
 	}
 	if small && len(q.hidden) == 0 {

@@ -310,6 +310,11 @@ func hasTool(prompt, name string) bool {
 func TestAgents_ClaudeCode(t *testing.T) {
 	claude := agentBinary(t, "claude")
 	g := newAgentRig(t, "")
+	defer func() { // what it sent: 2.1.332 defers tools even without ENABLE_TOOL_SEARCH
+		for _, c := range g.front.all() {
+			t.Logf("%s %s %d strategy %q defer_loading %v", c.Method, c.Path, c.Status, c.Strategy, bytes.Contains(c.Req, []byte(`"defer_loading":true`)))
+		}
+	}()
 	var firsts []int // the first /apply-template of each run that carried the tools
 	for _, project := range []string{"alpha", "beta"} {
 		dir := filepath.Join(t.TempDir(), project)
@@ -356,9 +361,8 @@ func TestAgents_ClaudeCode(t *testing.T) {
 // and the second run's first request reused at least the catalog's tokens.
 func TestAgents_ClaudeCodeToolSearchMCP(t *testing.T) {
 	claude := agentBinary(t, "claude")
-	// mask, not auto: auto picks a strategy per conversation, and each run is a new one,
-	// so two runs could see two different tools arrays.
-	g := newAgentRig(t, "strategy: mask\n")
+	// The default strategy, auto: a client that searches itself gets mask on llama-server.
+	g := newAgentRig(t, "")
 	command, args, env := mcptest.StdioCommand(t)
 	env[mcptest.FixturesVar] = "60"
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
