@@ -140,3 +140,39 @@ func TestClientTools_BadHeader(t *testing.T) {
 		t.Errorf("messages: status %d: %s", resp.StatusCode, raw)
 	}
 }
+
+// TestClientTools_DeferredStayUncallableInASmallArray: Claude Code with tool search sends
+// 12 tools and one placeholder with defer_loading, fewer than eager_below; the deferred
+// one still does not reach the engine as callable, the others all do, and the gateway's
+// meta-tools are not offered to a client that searches itself.
+func TestClientTools_DeferredStayUncallableInASmallArray(t *testing.T) {
+	tools := strings.TrimSuffix(agentTools(12, true), "]") +
+		`,{"name":"DeferredToolPlaceholder","description":"deferred","input_schema":{"type":"object"},"defer_loading":true}]`
+	body := `{"model":"m1","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":` + tools + `}`
+	up := newUpstream(t, replyJSON(200, completionJSON))
+	g := gatewayFor(t, up, func(o *gateway.Options, _ *openaicompat.Options) {
+		o.State = state.NewMemory(state.Options{})
+		o.Strategy = gateway.StrategyRemove
+	})
+	resp, out := postDoor(t, g.URL, "/v1/messages", body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	var sent struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(up.lastBody(), &sent); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range sent.Tools {
+		names = append(names, tl.Function.Name)
+	}
+	if len(names) != 12 || names[0] != "Tool00" || names[11] != "Tool11" {
+		t.Errorf("engine's tools %v, want the 12 undeferred in order and not the placeholder (strategy %s)", names, resp.Header.Get("X-Maskgate-Strategy"))
+	}
+}

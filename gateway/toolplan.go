@@ -140,8 +140,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	}
 	if base == nil {
 		// The client's tools alone: a small array is not managed, and is neither
-		// parsed nor indexed.
-		if env.Tools == nil || env.ToolCount < prof.EagerBelow {
+		// parsed nor indexed — unless the client defers some of it, which must stay
+		// uncallable until found (Claude Code's tool search sends 12 tools and one
+		// deferred placeholder).
+		if env.Tools == nil || (env.ToolCount < prof.EagerBelow && len(q.hidden) == 0) {
 			return nil, nil
 		}
 		// Every tool callable and none filtered: nothing to manage, and the tools go as
@@ -178,9 +180,10 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	}
 	cat := ix.Catalog()
 	// A small catalog is not managed: the request goes as it is, unless the gateway
-	// runs some of its tools, which needs the loop (with every tool offered: eager).
+	// runs some of its tools, which needs the loop (with every tool offered: eager),
+	// or the client deferred some.
 	small := cat.Len() < prof.EagerBelow
-	if small && !runsAny(prof, cat) {
+	if small && !runsAny(prof, cat) && len(q.hidden) == 0 {
 		return nil, nil
 	}
 	for i := 0; i < cat.Len(); i++ {
@@ -211,10 +214,16 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 			return nil, stateUnavailable(err)
 		}
 	}
-	if p.strategy, err = s.chooseStrategy(r.Context(), prof, backend, be, cat, p.thread, snap.Pins); err != nil {
+	if q.clientSearch && (prof.Strategy == StrategyAuto || prof.Strategy == "") && capabilities(be).Constrains {
+		// A client that searches itself changes only what may be called: mask keeps its
+		// prompt whole and the same from session to session, where the chooser's eager
+		// would make what it deferred callable and remove would move the prompt with
+		// each discovery.
+		p.strategy = StrategyMask
+	} else if p.strategy, err = s.chooseStrategy(r.Context(), prof, backend, be, cat, p.thread, snap.Pins); err != nil {
 		return nil, err
 	}
-	if small {
+	if small && len(q.hidden) == 0 {
 		p.strategy = StrategyEager
 	}
 	if raw, ok := env.Object.Get("tool_choice"); ok {
@@ -409,19 +418,26 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	if p.strategy == StrategyEager {
 		return p.cat.Render()
 	}
-	defs := meta.Definitions(p.prof.AutoLoad)
-	tools := bytes.TrimSuffix(defs, []byte("]"))
+	// A client that searches itself is offered no meta-tools: it finds and loads tools
+	// with its own (Claude Code's ToolSearch), and the gateway's would only be stray
+	// calls under a strategy that lets the model call every tool it sees.
+	key := p.cat.Version() + boolJSON(p.prof.AutoLoad)
+	tools, sep := bytes.TrimSuffix(meta.Definitions(p.prof.AutoLoad), []byte("]")), []byte(",")
+	if p.clientSearch {
+		key += "/client"
+		tools, sep = []byte("["), nil
+	}
 	if p.wholeCatalog() {
 		// The same bytes for every request of the catalog: built once per version.
 		// Shared, so read-only: it has no spare capacity for an append to write into.
-		return s.catalogs.wholeTools(p.cat.Version()+boolJSON(p.prof.AutoLoad), func() []byte {
+		return s.catalogs.wholeTools(key, func() []byte {
 			r := p.cat.Render()
 			out := make([]byte, 0, len(tools)+len(r))
-			return append(append(append(out, tools...), ','), r[1:]...)
+			return append(append(append(out, tools...), sep...), r[1:]...)
 		})
 	}
 	if loaded := p.cat.AppendNames(nil, s.active(p)); len(loaded) > 2 {
-		return append(append(append([]byte(nil), tools...), ','), loaded[1:]...)
+		return append(append(append([]byte(nil), tools...), sep...), loaded[1:]...)
 	}
 	return append(append([]byte(nil), tools...), ']')
 }

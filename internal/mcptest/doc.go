@@ -19,6 +19,10 @@
 //	add_tool  adds a tool named by its "name" argument, which echoes its
 //	          "text" argument; clients are sent notifications/tools/list_changed
 //
-// It holds no package-level state beyond the one environment variable that
-// marks the child process, MASKGATE_MCPTEST_SERVER.
+// Fixture tools (AddFixtures; in the stdio child, MASKGATE_MCPTEST_FIXTURES=N)
+// make a catalog of an agent's size: 64 noun_verb tools (calendar_list, …,
+// playlist_export) that do nothing but return their text argument.
+//
+// It holds no package-level state beyond the environment variables that mark
+// the child process, MASKGATE_MCPTEST_SERVER, and ask it for fixtures.
 package mcptest

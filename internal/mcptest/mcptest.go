@@ -19,6 +19,11 @@ import (
 // EnvVar marks the re-executed test binary that serves MCP over stdio.
 const EnvVar = "MASKGATE_MCPTEST_SERVER"
 
+// FixturesVar, in the stdio child's environment, asks for that many fixture
+// tools besides Tools (at most len(FixtureNames())): a catalog of the size an
+// agent's MCP servers bring, for clients that defer them.
+const FixturesVar = "MASKGATE_MCPTEST_FIXTURES"
+
 // Tools are the names of the tools every server starts with, in listing
 // order (the SDK lists tools sorted by name).
 var Tools = []string{"add", "add_tool", "auth", "big", "crash", "echo", "fail", "rpc_error", "sleep"}
@@ -31,6 +36,9 @@ func ServeIfChild() {
 		return
 	}
 	s := NewServer(true)
+	if n, err := strconv.Atoi(os.Getenv(FixturesVar)); err == nil {
+		AddFixtures(s, n)
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
@@ -159,6 +167,34 @@ func addEcho(s *mcp.Server, name string) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
 		})
+}
+
+// FixtureNames returns the names of the fixture tools in the order AddFixtures
+// adds them: noun_verb, 64 in all ("calendar_list", "calendar_get", …).
+func FixtureNames() []string {
+	var names []string
+	for _, n := range []string{"calendar", "invoice", "ticket", "contact", "weather", "inventory", "shipment", "playlist"} {
+		for _, v := range []string{"list", "get", "create", "update", "delete", "search", "archive", "export"} {
+			names = append(names, n+"_"+v)
+		}
+	}
+	return names
+}
+
+// AddFixtures adds the first n of FixtureNames (all of them when n is larger):
+// tools whose descriptions say what their names suggest, which do nothing but
+// return their text argument.
+func AddFixtures(s *mcp.Server, n int) {
+	for i, name := range FixtureNames() {
+		if i >= n {
+			return
+		}
+		noun, verb, _ := strings.Cut(name, "_")
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: fmt.Sprintf("Test fixture: stands for %s on %s records; does nothing and returns its text argument.", verb, noun)},
+			func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+				return text(in.Text), nil, nil
+			})
+	}
 }
 
 // HTTPServer is a streamable-HTTP MCP server on 127.0.0.1.

@@ -152,3 +152,41 @@ func TestCrash(t *testing.T) {
 		t.Errorf("the server exited with %v, want status 3", cmd.ProcessState)
 	}
 }
+
+// TestFixtures_StdioChildListsThemAfterItsOwnTools: a child asked for 60 fixtures lists
+// the nine tools and 60 fixtures, each callable and answering with its text.
+func TestFixtures_StdioChildListsThemAfterItsOwnTools(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	command, args, env := StdioCommand(t)
+	cmd := exec.Command(command, args...)
+	cmd.Env = append(os.Environ(), FixturesVar+"=60")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if len(names) != len(Tools)+60 {
+		t.Fatalf("%d tools listed, want %d: %v", len(names), len(Tools)+60, names)
+	}
+	want := append(slices.Clone(Tools), FixtureNames()[:60]...)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather_get", Arguments: map[string]any{"text": "sunny"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "sunny" {
+		t.Fatalf("weather_get: %+v, %v", res, err)
+	}
+}
