@@ -100,7 +100,9 @@ func report(r io.Reader, out io.Writer, top int) error {
 		case e.Action == "build-output":
 			io.WriteString(w, e.Output)
 		case e.Test == "":
-			if e.Action == "output" {
+			// go test -json runs the binaries verbose, so a passing package also says
+			// PASS; plain go test does not.
+			if e.Action == "output" && e.Output != "PASS\n" {
 				io.WriteString(w, e.Output)
 			}
 			if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" {

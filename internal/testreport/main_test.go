@@ -12,7 +12,13 @@ import (
 // goTestJSON runs the fixture module's tests with go test -json and returns the stream.
 func goTestJSON(t *testing.T, env ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("go", "test", "-count=1", "-json", ".")
+	return goTestJSONRun(t, ".", env...)
+}
+
+// goTestJSONRun is goTestJSON limited to the tests run matches.
+func goTestJSONRun(t *testing.T, run string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", "test", "-count=1", "-json", "-run", run, ".")
 	cmd.Dir = "testdata/fixture"
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
 	cmd.Env = append(cmd.Env, env...)
@@ -80,5 +86,18 @@ func TestReport_BoundsHeldOutput(t *testing.T) {
 	}
 	if out.Len() > maxHeld+200 || !strings.Contains(out.String(), "the last line") || !strings.Contains(out.String(), "earlier lines of this test's output left out") {
 		t.Errorf("%d bytes written; last line kept %v", out.Len(), strings.Contains(out.String(), "the last line"))
+	}
+}
+
+// TestReport_PassingPackageIsOneLine: a package whose tests all pass is its ok line
+// alone, as plain go test prints it (go test -json runs binaries verbose, which also
+// says PASS).
+func TestReport_PassingPackageIsOneLine(t *testing.T) {
+	var out bytes.Buffer
+	if err := report(bytes.NewReader(goTestJSONRun(t, "^TestPasses$")), &out, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !regexp.MustCompile(`^ok  \tfixture\t[0-9.]+s\n$`).MatchString(got) {
+		t.Errorf("report of a passing package:\n%q", got)
 	}
 }
