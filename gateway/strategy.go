@@ -166,9 +166,6 @@ func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model str
 		if p.wholeCatalog() {
 			// toolsArray's bytes depend on nothing else.
 			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
-			if p.clientSearch { // no meta-tools in its tools array (toolsArray)
-				req.ToolsID += "/client"
-			}
 		}
 	}
 	return req

@@ -498,9 +498,9 @@ func TestAuto_EngineTimingsOfEveryRoundAreObserved(t *testing.T) {
 	}
 }
 
-// A request the backend decoded under its constraint (it reports mask) feeds the cost
-// model's constrained decode, the cost mask pays; the same backend reporting validate
-// (the constraint could not go out) feeds the plain one.
+// A request the backend decoded under its constraint (it reports mask) is observed as
+// constrained, and feeds the cost mask pays; the same backend reporting validate (the
+// constraint could not go out) is plain.
 func TestAuto_DecodesUnderTheConstraintAreObservedApart(t *testing.T) {
 	for _, tc := range []struct {
 		say             string
@@ -528,18 +528,19 @@ func TestAuto_DecodesUnderTheConstraintAreObservedApart(t *testing.T) {
 			if o.Constrained != tc.wantConstrained || len(o.Decodes) != 1 {
 				t.Errorf("backend said %s: constrained %v with %d decode samples, want %v and 1", tc.say, o.Constrained, len(o.Decodes), tc.wantConstrained)
 			}
-			// Fed to a cost model, the samples land in the window the flag names
+			// Fed to a cost model beside plain observations of the same shape, the
+			// request's samples make a constrained cost only when they were constrained
 			// (contexts varied so that a fit is determined).
 			cm := kvcache.NewCostModel(kvcache.Options{})
 			ch := &gateway.CostChooser{Model: cm}
 			for i := range 8 {
-				v := o
-				v.Decodes = []kvcache.DecodeSample{{Context: 1000 * (i + 1), Tokens: 10 + 5*i, Seconds: 0.01 * float64(10+5*i) * (1 + float64(i)/10)}}
-				ch.Observe(v)
+				for _, v := range []gateway.Observation{o, {Profile: o.Profile, Backend: o.Backend, Catalog: o.Catalog}} {
+					v.Decodes = []kvcache.DecodeSample{{Context: 1000 * (i + 1), Tokens: 10 + 5*i, Seconds: 0.01 * float64(10+5*i) * (1 + float64(i)/10)}}
+					ch.Observe(v)
+				}
 			}
 			_, fitted := cm.ConstrainedDecode("up")
-			_, plainFitted := cm.Fitted("up")
-			if fitted != tc.wantConstrained || plainFitted == tc.wantConstrained {
+			if _, plainFitted := cm.Fitted("up"); fitted != tc.wantConstrained || !plainFitted {
 				t.Errorf("backend said %s: constrained decode fitted %v, plain fitted %v", tc.say, fitted, plainFitted)
 			}
 		})

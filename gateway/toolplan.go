@@ -418,13 +418,16 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 	if p.strategy == StrategyEager {
 		return p.cat.Render()
 	}
-	// A client that searches itself is offered no meta-tools: it finds and loads tools
-	// with its own (Claude Code's ToolSearch), and the gateway's would only be stray
-	// calls under a strategy that lets the model call every tool it sees.
+	// A client that searches itself finds and loads tools with its own (Claude Code's
+	// ToolSearch). Under remove, where the model may call every tool it sees, it is
+	// offered no meta-tools: the gateway's would only be stray calls. Where the whole
+	// catalog goes out, their definitions stay, so that the array's bytes do not depend
+	// on whether this request showed the client searching (an agent's first turn often
+	// does not: it has deferred nothing yet), and the prompt's prefix holds still; mask
+	// leaves them out of the allowed set (allowedNames).
 	key := p.cat.Version() + boolJSON(p.prof.AutoLoad)
 	tools, sep := bytes.TrimSuffix(meta.Definitions(p.prof.AutoLoad), []byte("]")), []byte(",")
-	if p.clientSearch {
-		key += "/client"
+	if p.clientSearch && !p.wholeCatalog() {
 		tools, sep = []byte("["), nil
 	}
 	if p.wholeCatalog() {

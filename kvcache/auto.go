@@ -254,9 +254,10 @@ func (m *CostModel) ObserveDecode(backend string, s DecodeSample) {
 }
 
 // ObserveConstrainedDecode is ObserveDecode for a decode under the gateway's constraint
-// (mask: a grammar, a structural tag, a token mask). These are fitted apart, into the
-// cost mask pays (Engine.ConstrainedDecode); a term they cannot tell takes the
-// unconstrained cost's value.
+// (mask: a grammar, a structural tag, a token mask). Once both kinds have been measured,
+// plain and constrained samples are fitted together with the constraint's extra cost per
+// token as a term of its own (FitDecodeConstrained), which gives the cost mask pays
+// (Engine.ConstrainedDecode).
 func (m *CostModel) ObserveConstrainedDecode(backend string, s DecodeSample) {
 	m.observeDecode(backend, s, true)
 }
@@ -276,20 +277,27 @@ func (m *CostModel) observeDecode(backend string, s DecodeSample, constrained bo
 		*window = append((*window)[:0], (*window)[1:]...)
 	}
 	*window = append(*window, s)
-	if len(*window) < minPrefillSamples {
+	if len(es.decodes)+len(es.constrained) < minPrefillSamples {
 		return
 	}
-	if constrained {
-		prior := es.configured.ConstrainedDecode
-		if prior.IsZero() {
-			prior = es.e.Decode
+	if len(es.decodes) > 0 && len(es.constrained) > 0 {
+		// Both kinds: one fit with the constraint's extra cost as its own term.
+		if d, c, err := FitDecodeConstrained(es.decodes, es.constrained, es.configured.Decode); err == nil {
+			es.e.Decode, es.e.ConstrainedDecode, es.decodeFitted, es.constrainedFitted = d, c, true, true
+			return
 		}
-		if d, err := FitDecodeOver(es.constrained, prior); err == nil {
-			es.e.ConstrainedDecode, es.constrainedFitted = d, true
-		}
+	}
+	// One kind only: the plain cost from whatever was measured. Constrained samples
+	// alone cannot tell the constraint's cost from a token's, so mask keeps its
+	// configured constrained cost (or the plain one) until plain samples come.
+	all := es.decodes
+	if len(all) == 0 {
+		all = es.constrained
+	}
+	if len(all) < minPrefillSamples {
 		return
 	}
-	if d, err := FitDecodeOver(es.decodes, es.configured.Decode); err == nil {
+	if d, err := FitDecodeOver(all, es.configured.Decode); err == nil {
 		es.e.Decode, es.decodeFitted = d, true
 	}
 }

@@ -350,6 +350,40 @@ func FitDecodeOver(samples []DecodeSample, prior DecodeCost) (DecodeCost, error)
 	return DecodeCost{PerToken: x[0], PerTokenContext: x[1]}, nil
 }
 
+// FitDecodeConstrained fits one decode cost to plain and constrained samples together,
+// with a third term, the seconds a constrained token costs beyond a plain one:
+// seconds = n·PerToken + (n·c + n(n−1)/2)·PerTokenContext + n·extra for a constrained
+// sample. Fitting them together keeps the context term determined over the contexts of
+// both (under mask the catalog makes every context long, and a plain fit over remove's
+// short contexts alone extrapolates badly). It returns the plain cost and the
+// constrained one (PerToken + extra, extra ≥ 0). It needs samples of both kinds; see
+// FitDecodeOver for prior.
+func FitDecodeConstrained(plain, constrained []DecodeSample, prior DecodeCost) (DecodeCost, DecodeCost, error) {
+	if len(plain) == 0 || len(constrained) == 0 {
+		return DecodeCost{}, DecodeCost{}, fmt.Errorf("%w: %d plain and %d constrained decode samples, need both", errFit, len(plain), len(constrained))
+	}
+	if len(plain)+len(constrained) < 4 {
+		return DecodeCost{}, DecodeCost{}, fmt.Errorf("%w: %d decode samples, need 4", errFit, len(plain)+len(constrained))
+	}
+	var rows [][]float64
+	var y []float64
+	for k, set := range [][]DecodeSample{plain, constrained} {
+		for _, s := range set {
+			c, n := float64(max(s.Context, 0)), float64(max(s.Tokens, 0))
+			if n == 0 {
+				continue
+			}
+			rows = append(rows, []float64{n, n*c + n*(n-1)/2, n * float64(k)})
+			y = append(y, s.Seconds)
+		}
+	}
+	x, err := fitNonNegative(rows, y, 0, []float64{prior.PerToken, prior.PerTokenContext, 0})
+	if err != nil {
+		return DecodeCost{}, DecodeCost{}, fmt.Errorf("%w: %v; decode samples need different context lengths", errFit, err)
+	}
+	return DecodeCost{PerToken: x[0], PerTokenContext: x[1]}, DecodeCost{PerToken: x[0] + x[2], PerTokenContext: x[1]}, nil
+}
+
 // solve solves the k×k system m = [A | b] by Gaussian elimination with partial
 // pivoting, in place.
 func solve(m [][]float64) ([]float64, bool) {

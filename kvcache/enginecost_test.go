@@ -333,11 +333,11 @@ func TestFitDecodeOver_KeepsTheConfiguredTermTheSamplesCannotSee(t *testing.T) {
 	}
 }
 
-// Decodes under the gateway's constraint are fitted apart from the others, into the cost
-// mask pays; with none measured mask decodes at the plain cost. Here the constraint adds
-// 40 % to each token; and a large catalog shared by many sessions, which mask wins at
+// Decodes under the gateway's constraint are fitted with the others, the constraint's
+// extra cost per token a term of its own, into the cost mask pays; with none measured
+// mask decodes at the plain cost. Here the constraint adds 40 % to each token; and a large catalog shared by many sessions, which mask wins at
 // equal decode cost, leaves mask once the constraint costs many times a plain step.
-func TestCostModel_ConstrainedDecodeIsFittedApartAndCountsForMask(t *testing.T) {
+func TestCostModel_ConstrainedDecodeHasItsOwnTermAndCountsForMask(t *testing.T) {
 	plain := DecodeCost{PerToken: 8e-3, PerTokenContext: 1e-7}
 	slower := DecodeCost{PerToken: 1.4 * plain.PerToken, PerTokenContext: plain.PerTokenContext}
 	m := NewCostModel(Options{})
@@ -377,5 +377,31 @@ func TestCostModel_ConstrainedDecodeIsFittedApartAndCountsForMask(t *testing.T) 
 		if d := m.Decide("p", "gpu0"); d.Strategy != tc.want {
 			t.Errorf("%s: %s (%s), want %s; estimates %+v", tc.name, d.Strategy, d.Reason, tc.want, d.Estimates)
 		}
+	}
+}
+
+// Constrained samples from long contexts only (mask: the catalog is in every prompt) and
+// plain ones from short contexts only (remove) still give one context term, fitted over
+// both; the constraint's extra cost is what is left.
+func TestFitDecodeConstrained_ContextsOfBothKinds(t *testing.T) {
+	truth := DecodeCost{PerToken: 5e-3, PerTokenContext: 2e-7}
+	const extra = 3e-3
+	var plain, constrained []DecodeSample
+	for i := range 5 {
+		c, n := 400+200*i, 12+3*i
+		plain = append(plain, DecodeSample{Context: c, Tokens: n, Seconds: truth.Seconds(c, n)})
+		c = 20000 + 3000*i
+		constrained = append(constrained, DecodeSample{Context: c, Tokens: n, Seconds: truth.Seconds(c, n) + extra*float64(n)})
+	}
+	d, cd, err := FitDecodeConstrained(plain, constrained, DecodeCost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(d.PerToken, truth.PerToken, 1e-9) || !near(d.PerTokenContext, truth.PerTokenContext, 1e-12) ||
+		!near(cd.PerToken, truth.PerToken+extra, 1e-9) || cd.PerTokenContext != d.PerTokenContext {
+		t.Errorf("plain %+v, constrained %+v; want %+v and %g more a token", d, cd, truth, extra)
+	}
+	if _, _, err := FitDecodeConstrained(plain, nil, DecodeCost{}); err == nil {
+		t.Error("a fit without constrained samples was made")
 	}
 }

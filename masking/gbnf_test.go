@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/maskgate/maskgate/internal/gbnftest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -231,71 +232,14 @@ func parseGBNFLiteral(t testing.TB, s string) (string, string) {
 	}
 }
 
-// gbnfNames reads the names of the tool rule back, sorted: the tool rule and the
-// name tree's rules under it (tnN), each alternative one per line, `"LABEL" tnN`,
-// `"LABEL" tool-args ARGS` or `tool-args ARGS` (a name that ends at a branching node).
-// It fails the test on any other shape, and on two alternatives of one rule that
-// begin with the same character (the tree would not narrow).
+// gbnfNames reads the names of the tool rule back, sorted (gbnftest.ToolNames: the tool
+// rule and the name tree under it), failing the test on any other shape.
 func gbnfNames(t testing.TB, g string) []string {
 	t.Helper()
-	rules := map[string]string{}
-	for _, name := range []string{"tool"} {
-		_, rest, ok := strings.Cut(g, "\n"+name+" ::= ")
-		if !ok {
-			t.Fatal("no tool rule")
-		}
-		rules[name] = rest
+	names, err := gbnftest.ToolNames(g)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var names []string
-	var walk func(rule, prefix string, depth int)
-	walk = func(rule, prefix string, depth int) {
-		if depth > 64 {
-			t.Fatalf("name tree deeper than 64 at %q", prefix)
-		}
-		rest, ok := rules[rule]
-		if !ok {
-			_, rest, ok = strings.Cut(g, "\n"+rule+" ::= ")
-			if !ok {
-				t.Fatalf("no rule %s", rule)
-			}
-		}
-		firsts := map[rune]bool{}
-		for {
-			line, after, _ := strings.Cut(rest, "\n")
-			more := strings.HasSuffix(line, " |")
-			alt := strings.TrimSuffix(line, " |")
-			switch {
-			case strings.HasPrefix(alt, "tool-args "):
-				names = append(names, prefix)
-			case strings.HasPrefix(alt, `"`):
-				label, tail := parseGBNFLiteral(t, alt)
-				if label == "" {
-					t.Fatalf("empty label in rule %s", rule)
-				}
-				if r := []rune(label)[0]; firsts[r] {
-					t.Fatalf("rule %s has two alternatives starting with %q", rule, r)
-				} else {
-					firsts[r] = true
-				}
-				switch {
-				case strings.HasPrefix(tail, " tool-args "):
-					names = append(names, prefix+label)
-				case strings.HasPrefix(tail, " tn"):
-					walk(strings.TrimPrefix(tail, " "), prefix+label, depth+1)
-				default:
-					t.Fatalf("name %q not followed by its arguments or a subtree: %.40q", prefix+label, tail)
-				}
-			default:
-				t.Fatalf("rule %s: unexpected alternative %.60q", rule, alt)
-			}
-			if !more {
-				break
-			}
-			rest = strings.TrimPrefix(after, "  ")
-		}
-	}
-	walk("tool", "", 0)
-	sort.Strings(names)
 	return names
 }
 

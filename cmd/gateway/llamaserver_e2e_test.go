@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/maskgate/maskgate/internal/gbnftest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -402,8 +403,12 @@ func TestLlamaServerE2E(t *testing.T) {
 			if err := json.Unmarshal(comps[0].req, &sent); err != nil {
 				t.Fatal(err)
 			}
+			callable, err := gbnftest.ToolNames(sent.Grammar)
+			if err != nil {
+				t.Fatalf("seed %d: the grammar's tool rule: %v", i, err)
+			}
 			for _, n := range all {
-				if has := strings.Contains(sent.Grammar, `"`+n+`"`); has != slices.Contains(loaded, n) {
+				if has := slices.Contains(callable, n); has != slices.Contains(loaded, n) {
 					t.Errorf("seed %d: grammar names %q: %v; loaded %v", i, n, has, loaded)
 				}
 			}
