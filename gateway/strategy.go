@@ -166,6 +166,9 @@ func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model str
 		if p.wholeCatalog() {
 			// toolsArray's bytes depend on nothing else.
 			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
+			if p.metaHidden { // no meta-tools in its tools array (toolsArray)
+				req.ToolsID += "/client"
+			}
 		}
 	}
 	return req

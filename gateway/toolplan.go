@@ -90,6 +90,11 @@ type toolPlan struct {
 
 	// clientSearch: the client discovers tools itself (request.clientSearch).
 	clientSearch bool
+	// metaHidden: the meta-tools' definitions stay out of the tools array. A client
+	// that searches itself needs none; where the whole catalog goes out, the thread's
+	// first request decides for all of its turns (metaPin), so the array's bytes hold
+	// still when a later turn first shows the client searching.
+	metaHidden bool
 
 	// forced: the client's tool_choice demands a call (required, a function, allowed
 	// tools in required mode). Once the gateway has run a call it demanded, the
@@ -243,6 +248,20 @@ func (s *Server) planTools(r *http.Request, q *request, backend string, be backe
 	}
 	if q.clientSearch {
 		p.clientSearch, p.loaded = true, nil
+	}
+	p.metaHidden = p.clientSearch
+	if p.thread != "" && p.wholeCatalog() && p.strategy != StrategyEager {
+		want := metaShown
+		if p.clientSearch {
+			want = metaHiddenPin
+		}
+		got, ok := snap.Pins[metaPin]
+		if !ok {
+			if got, err = s.store.Pin(r.Context(), p.thread, metaPin, want); err != nil {
+				return nil, stateUnavailable(err)
+			}
+		}
+		p.metaHidden = got == metaHiddenPin
 	}
 	if callableTools {
 		// What the client made callable is loaded.
@@ -410,6 +429,14 @@ func (s *Server) upstreamBody(req *oai.Object, p *toolPlan, stream bool) ([]byte
 	return req.Edit(edits...), nil
 }
 
+// The thread pin that keeps the meta-tools' definitions in or out of a whole-catalog
+// tools array for all of a thread's turns; a backend's name is never this.
+const (
+	metaPin       = "\x00meta-tools"
+	metaShown     = "shown"
+	metaHiddenPin = "hidden"
+)
+
 // toolsArray is the tools the engine sees: under eager the whole catalog alone; else the
 // meta-tools, then under remove the loaded tools in load order (so loads only append),
 // under the others the whole catalog in its fixed order (the same bytes whatever is
@@ -419,15 +446,15 @@ func (s *Server) toolsArray(p *toolPlan) []byte {
 		return p.cat.Render()
 	}
 	// A client that searches itself finds and loads tools with its own (Claude Code's
-	// ToolSearch). Under remove, where the model may call every tool it sees, it is
-	// offered no meta-tools: the gateway's would only be stray calls. Where the whole
-	// catalog goes out, their definitions stay, so that the array's bytes do not depend
-	// on whether this request showed the client searching (an agent's first turn often
-	// does not: it has deferred nothing yet), and the prompt's prefix holds still; mask
-	// leaves them out of the allowed set (allowedNames).
+	// ToolSearch) and is offered no meta-tools: under remove they would only be stray
+	// calls, and under mask definitions the model may not call. Where the whole catalog
+	// goes out, the thread's first request decided (metaHidden), so that an agent whose
+	// first turn deferred nothing keeps the same bytes when it starts searching; mask
+	// leaves the meta-tools out of the allowed set either way (allowedNames).
 	key := p.cat.Version() + boolJSON(p.prof.AutoLoad)
 	tools, sep := bytes.TrimSuffix(meta.Definitions(p.prof.AutoLoad), []byte("]")), []byte(",")
-	if p.clientSearch && !p.wholeCatalog() {
+	if p.metaHidden {
+		key += "/client"
 		tools, sep = []byte("["), nil
 	}
 	if p.wholeCatalog() {
