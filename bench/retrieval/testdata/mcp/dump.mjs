@@ -1,7 +1,8 @@
-// Regenerates this directory's tools files from the servers' npm packages:
+// Regenerates a catalog directory's tools files (../mcp/, ../mcp_cjk/) from the servers'
+// npm packages that its servers.mjs lists, with the placeholder credentials it gives:
 //
 //	mkdir /tmp/mcpcat && cd /tmp/mcpcat && npm init -y
-//	npm install --ignore-scripts @modelcontextprotocol/sdk PACKAGE...   # see README.md
+//	npm install --ignore-scripts @modelcontextprotocol/sdk PACKAGE...   # see its README.md
 //	node /path/to/bench/retrieval/testdata/mcp/dump.mjs /path/to/bench/retrieval/testdata/mcp
 //
 // Run it from the directory the packages were installed in. Each server is started over
@@ -9,6 +10,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 // The packages are resolved from the current directory, not from this file's.
 const require = createRequire(path.resolve("package.json"));
@@ -21,28 +23,9 @@ if (!out) {
   process.exit(2);
 }
 const nm = path.resolve("node_modules");
-const env = {
-  ...process.env,
-  GITHUB_PERSONAL_ACCESS_TOKEN: "x", GITLAB_PERSONAL_ACCESS_TOKEN: "x", SLACK_BOT_TOKEN: "x",
-  SLACK_TEAM_ID: "x", GOOGLE_MAPS_API_KEY: "x", BRAVE_API_KEY: "x",
-  OPENAPI_MCP_HEADERS: '{"Authorization":"Bearer x","Notion-Version":"2022-06-28"}',
-};
-// server name (the tools' prefix): package, entry point, arguments
-const servers = {
-  "brave-search": ["@modelcontextprotocol/server-brave-search", "dist/index.js", []],
-  everything: ["@modelcontextprotocol/server-everything", "dist/index.js", ["stdio"]],
-  filesystem: ["@modelcontextprotocol/server-filesystem", "dist/index.js", ["/tmp"]],
-  github: ["@modelcontextprotocol/server-github", "dist/index.js", []],
-  gitlab: ["@modelcontextprotocol/server-gitlab", "dist/index.js", []],
-  "google-maps": ["@modelcontextprotocol/server-google-maps", "dist/index.js", []],
-  memory: ["@modelcontextprotocol/server-memory", "dist/index.js", []],
-  notion: ["@notionhq/notion-mcp-server", "bin/cli.mjs", []],
-  playwright: ["@playwright/mcp", "cli.js", []],
-  postgres: ["@modelcontextprotocol/server-postgres", "dist/index.js", ["postgresql://localhost/x"]],
-  puppeteer: ["@modelcontextprotocol/server-puppeteer", "dist/index.js", []],
-  "sequential-thinking": ["@modelcontextprotocol/server-sequential-thinking", "dist/index.js", []],
-  slack: ["@modelcontextprotocol/server-slack", "dist/index.js", []],
-};
+// servers: server name (the tools' prefix) -> [package, entry point, arguments]
+const { env: extraEnv, servers } = await import(pathToFileURL(path.resolve(out, "servers.mjs")).href);
+const env = { ...process.env, ...extraEnv };
 let failed = false;
 for (const [server, [pkg, entry, args]] of Object.entries(servers)) {
   const { version } = JSON.parse(fs.readFileSync(path.join(nm, pkg, "package.json")));
