@@ -3,7 +3,7 @@ package masking
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"github.com/maskgate/maskgate/internal/gbnftest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,36 +32,8 @@ func customParams(format []byte) json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","` + GrammarKeyword + `":` + string(format) + `}},"required":["input"],"additionalProperties":false}`)
 }
 
-// escapeJSONString is the inside of a JSON string holding s, spelled as the
-// grammars admit (package lark's JSONStringGBNF doc): the tests' own writer.
-func escapeJSONString(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04x`, r)
-				continue
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// escapeJSONString is gbnftest.EscapeJSONString, the tests' own writer.
+func escapeJSONString(s string) string { return gbnftest.EscapeJSONString(s) }
 
 // inputArgs are a custom tool call's arguments: {"input": text}.
 func inputArgs(text string) string { return `{"input": "` + escapeJSONString(text) + `"}` }

@@ -1,6 +1,7 @@
-// Package gbnftest reads back, for tests, the tool names a maskgate call grammar lets a
-// model call: the grammar's tool rule and the name tree under it (masking writes the
-// allowed names as a radix tree, one rule per branching node), so that a test can check
+// Package gbnftest holds the tests' own readers and writers for the gateway's grammars:
+// the tool names a maskgate call grammar lets a model call, read back from the grammar's
+// tool rule and the name tree under it (masking writes the allowed names as a radix
+// tree, one rule per branching node), so that a test can check
 // the set without depending on how the names are split across rules.
 //
 // It must never be imported by non-test code: it reads the grammar's text, not its
@@ -125,4 +126,37 @@ func literal(s string) (string, string, error) {
 			s = s[n:]
 		}
 	}
+}
+
+// EscapeJSONString is the inside of a JSON string holding s, spelled the one way the
+// gateway's custom-tool grammars admit (masking/lark.JSONStringGBNF): \" \\ \b \f \n \r
+// \t, \u00xx for the other control characters and DEL, everything else as itself. It is
+// the tests' own writer, independent of the grammar's.
+func EscapeJSONString(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04x`, r)
+				continue
+			}
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -2,43 +2,12 @@ package lark
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
+	"github.com/maskgate/maskgate/internal/gbnftest"
 	"testing"
 )
 
-// escapeJSON is the inside of a JSON string holding s, written the one way
-// JSONStringGBNF admits (its doc): \" \\ \b \f \n \r \t, \u00xx for the other
-// control characters and DEL, everything else as itself. It is the tests'
-// own spelling, not the package's.
-func escapeJSON(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04x`, r)
-				continue
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// escapeJSON is gbnftest.EscapeJSONString, the tests' own writer.
+func escapeJSON(s string) string { return gbnftest.EscapeJSONString(s) }
 
 // escapedStandalone is a whole grammar of the JSON-string form of g.
 func escapedStandalone(g *Grammar) (string, error) {
