@@ -84,20 +84,7 @@ func TestClientTools_CallableFromTheFirstTurn(t *testing.T) {
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
 			}
-			var sent struct {
-				Tools []struct {
-					Function struct {
-						Name string `json:"name"`
-					} `json:"function"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(up.lastBody(), &sent); err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tl := range sent.Tools {
-				names = append(names, tl.Function.Name)
-			}
+			names := engineToolNames(t, up.lastBody())
 			managed := strings.Contains(strings.Join(names, ","), "search_tools")
 			if managed != tc.wantManaged {
 				t.Fatalf("engine's tools %v: managed %v, want %v", names, managed, tc.wantManaged)
@@ -158,6 +145,15 @@ func TestClientTools_DeferredStayUncallableInASmallArray(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
+	names := engineToolNames(t, up.lastBody())
+	if len(names) != 12 || names[0] != "Tool00" || names[11] != "Tool11" {
+		t.Errorf("engine's tools %v, want the 12 undeferred in order and not the placeholder (strategy %s)", names, resp.Header.Get("X-Maskgate-Strategy"))
+	}
+}
+
+// engineToolNames are the names of the tools array the engine was sent, in order.
+func engineToolNames(t *testing.T, body []byte) []string {
+	t.Helper()
 	var sent struct {
 		Tools []struct {
 			Function struct {
@@ -165,14 +161,12 @@ func TestClientTools_DeferredStayUncallableInASmallArray(t *testing.T) {
 			} `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(up.lastBody(), &sent); err != nil {
+	if err := json.Unmarshal(body, &sent); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, tl := range sent.Tools {
 		names = append(names, tl.Function.Name)
 	}
-	if len(names) != 12 || names[0] != "Tool00" || names[11] != "Tool11" {
-		t.Errorf("engine's tools %v, want the 12 undeferred in order and not the placeholder (strategy %s)", names, resp.Header.Get("X-Maskgate-Strategy"))
-	}
+	return names
 }
