@@ -247,12 +247,19 @@ type knownScope struct {
 }
 
 func (s knownScope) Match(b []byte) (int, int, bool) {
+	// An entry's bytes never change once kept: compare them outside the lock, so that
+	// concurrent requests do not queue behind one another's 300 KB memcmp.
 	s.k.mu.Lock()
-	defer s.k.mu.Unlock()
-	for _, e := range s.k.entries {
-		if e.id == s.id && bytes.HasPrefix(b, e.raw) {
-			return len(e.raw), e.elems, true
+	var e knownArray
+	for _, c := range s.k.entries {
+		if c.id == s.id {
+			e = c
+			break
 		}
+	}
+	s.k.mu.Unlock()
+	if e.raw != nil && bytes.HasPrefix(b, e.raw) {
+		return len(e.raw), e.elems, true
 	}
 	return 0, 0, false
 }
