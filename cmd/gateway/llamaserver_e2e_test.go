@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/maskgate/maskgate/internal/gbnftest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/maskgate/maskgate/internal/gbnftest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -132,44 +133,53 @@ func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 		if err != nil {
 			panic(http.ErrAbortHandler)
 		}
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			panic(err)
+		if got, ok := relay(w, r, body, target, client); ok {
+			log.add(wireCall{seq: seq, method: r.Method, path: r.URL.Path, req: body, resp: got})
 		}
-		req.Header = r.Header.Clone()
-		resp, err := client.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		var got bytes.Buffer
-		buf := make([]byte, 32<<10)
-		rc := http.NewResponseController(w)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				got.Write(buf[:n])
-				if _, werr := w.Write(buf[:n]); werr != nil {
-					panic(http.ErrAbortHandler)
-				}
-				_ = rc.Flush()
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				panic(http.ErrAbortHandler)
-			}
-		}
-		log.add(wireCall{seq: seq, method: r.Method, path: r.URL.Path, req: body, resp: got.Bytes()})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, log
+}
+
+// relay sends r, whose body was read as body, to target and copies the answer back byte
+// for byte, flushing as it goes, and returns the answer's bytes; ok is false when target
+// could not be reached (the client then gets a 502). An upstream that breaks mid-answer
+// aborts the relayed answer too, rather than ending it cleanly.
+func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, client *http.Client) (answer []byte, ok bool) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header = r.Header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return nil, false
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	var got bytes.Buffer
+	buf := make([]byte, 32<<10)
+	rc := http.NewResponseController(w)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			got.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				panic(http.ErrAbortHandler)
+			}
+			_ = rc.Flush()
+		}
+		if err == io.EOF {
+			return got.Bytes(), true
+		}
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}
 }
 
 // startGateway runs the gateway with config yaml, where each name in files is replaced

@@ -64,30 +64,13 @@ func (a *affinityRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	forward(w, r, target, a.client)
 }
 
-// forward relays r to target and the answer back (whole: the tests' requests are not
-// streamed).
+// forward relays r to target and the answer back.
 func forward(w http.ResponseWriter, r *http.Request, target string, client *http.Client) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	req.Header = r.Header.Clone()
-	resp, err := client.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
+	relay(w, r, body, target, client)
 }
 
 // roundRobin is the load balancer in front of the gateway instances: each request to the
