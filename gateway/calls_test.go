@@ -102,10 +102,19 @@ func readAnswer(body []byte) (engineAnswer, error) {
 	return a, nil
 }
 
-// seedGroup is the loaded set and thread of a seed in the 100-seed runs: the set changes
-// every 10 seeds, 1–3 tools among bigCatalog's prefix-sharing misc_tool_NN names.
+// Seed runs: ten loaded sets of seedsPerSet seeds each. Three seeds a set hold what a
+// set is checked for (one prompt, the cache reused across the set's change) at 30
+// engine requests; ten a set cost 100 requests for the same assertions.
+const (
+	seedsPerSet = 3
+	seedSets    = 10
+	seedRun     = seedsPerSet * seedSets
+)
+
+// seedGroup is the loaded set and thread of a seed in the seed runs: the set changes
+// every seedsPerSet seeds, 1–3 tools among bigCatalog's prefix-sharing misc_tool_NN names.
 func seedGroup(prefix string, seed int) (loaded []string, thread string) {
-	group := seed / 10
+	group := seed / seedsPerSet
 	loaded = []string{fmt.Sprintf("misc_tool_%02d", group), fmt.Sprintf("misc_tool_%02d", group+10)}[:1+group%2]
 	if group%3 == 2 {
 		loaded = append(loaded, "slack_send_message")

@@ -25,12 +25,12 @@ import (
 )
 
 // maskSeeds is the number of seeds of the mask run (MASKGATE_MASK_SEEDS overrides the
-// 100 for a quick look).
+// seedRun, ten loaded sets, for a quick look).
 var maskSeeds = func() int {
 	if n, err := strconv.Atoi(os.Getenv("MASKGATE_MASK_SEEDS")); err == nil && n > 0 {
 		return n
 	}
-	return 100
+	return seedRun
 }()
 
 // renderedPrompt is what the embedded engine prefills for a request: its hash is the
@@ -42,9 +42,9 @@ func renderedPrompt(be *embedded.Backend) func(*backends.Request) ([]byte, error
 	}
 }
 
-// TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt runs the gateway in
-// front of the embedded engine (llama.cpp, tiny random-weight model) over 100 seeds, the
-// loaded set changing every 10. The client forces a call among the loaded tools. Under
+// TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt runs the gateway in front
+// of the embedded engine (llama.cpp, tiny random-weight model) over 30 seeds, the loaded
+// set changing every 3 (ten sets). The client forces a call among the loaded tools. Under
 // mask:
 //   - the gateway sends the engine the meta-tools and the loaded set the test chose,
 //   - every name the engine produced is in the loaded set the test chose (a name cut off
@@ -55,7 +55,7 @@ func renderedPrompt(be *embedded.Backend) func(*backends.Request) ([]byte, error
 // unconstrained, the same requests (the same prompt, by hash) stray outside the loaded
 // set, so the mask is what kept the calls in; and under remove, for contrast, the prompt
 // changes with the loaded set.
-func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
+func TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = t.TempDir()
@@ -89,7 +89,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 		defer gw.Close()
 		start := time.Now()
 		for seed := range seeds {
-			if seed%25 == 0 {
+			if seed%10 == 0 {
 				t.Logf("%s: seed %d at %v", strategy, seed, time.Since(start).Round(time.Millisecond))
 			}
 			loaded, thread := seedGroup(string(strategy), seed)
@@ -130,7 +130,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 				sum.calls(), sum.allowed, sum.truncated, sum.disabled, maskSeeds*9/10)
 		}
 		if sum.hashes != 1 {
-			t.Errorf("%d distinct prompts over %d loaded sets; mask must keep one", sum.hashes, (maskSeeds+9)/10)
+			t.Errorf("%d distinct prompts over %d loaded sets; mask must keep one", sum.hashes, (maskSeeds+seedsPerSet-1)/seedsPerSet)
 		}
 		// README: 99.94 % of prompt tokens cached after the first request.
 		if rate := float64(sum.cached) / float64(sum.prompts); !(rate >= 0.995) {
@@ -203,7 +203,7 @@ func TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testin
 	})
 
 	t.Run("remove_for_contrast", func(t *testing.T) {
-		obs, _ := run(t, gateway.StrategyRemove, 30)
+		obs, _ := run(t, gateway.StrategyRemove, 3*seedsPerSet)
 		hashes := map[[sha256.Size]byte]bool{}
 		for _, r := range obs.rounds {
 			hashes[r.hash] = true

@@ -20,8 +20,8 @@ func toolsSent(req *backends.Request) ([]byte, error) {
 	return tools, nil
 }
 
-// TestE2E_HundredSeedsOnRealOllama: the gateway in front of a real Ollama (tiny
-// random-weight model) over 100 seeds, the loaded set changing every 10. Ollama cannot
+// TestE2E_SeedsOnRealOllama: the gateway in front of a real Ollama (tiny random-weight
+// model) over 30 seeds, the loaded set changing every 3 (ten sets). Ollama cannot
 // constrain free decoding, so the gateway keeps the whole catalog in the prompt
 // (validate) and the client forces a call among the loaded tools, which the Ollama
 // backend turns into a format schema. Every name Ollama produced is in the loaded set
@@ -29,7 +29,7 @@ func toolsSent(req *backends.Request) ([]byte, error) {
 // tools the prompt is built from are byte-identical across every loaded set, Ollama's
 // runner reuses nearly all of each prompt from its cache (by its own debug log), and the
 // gateway's estimate of that matches the runner's count round by round.
-func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
+func TestE2E_SeedsOnRealOllama(t *testing.T) {
 	// The runner's debug log says how many prompt tokens it reused: the engine's own
 	// figure, to hold the gateway's estimate against.
 	srv := enginetest.StartOllama(t, enginetest.OllamaOptions{Env: []string{"OLLAMA_DEBUG=1"}})
@@ -51,7 +51,7 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 	}))
 	defer gw.Close()
 
-	const seeds = 100
+	const seeds = seedRun
 	var reused []enginetest.CacheLoad // per seed, from the runner's log
 	for seed := range seeds {
 		loaded, thread := seedGroup("ollama", seed)
@@ -82,7 +82,7 @@ func TestE2E_HundredSeedsOnRealOllama(t *testing.T) {
 			sum.calls(), sum.allowed, sum.truncated, sum.disabled, seeds*9/10)
 	}
 	if sum.hashes != 1 {
-		t.Errorf("%d distinct tools arrays over 10 loaded sets; the prompt must not move", sum.hashes)
+		t.Errorf("%d distinct tools arrays over %d loaded sets; the prompt must not move", sum.hashes, seedSets)
 	}
 	// What Ollama reused, by its own log, and the gateway's estimate of it, round by
 	// round: the estimate is the gateway's, so it is held to the engine's count.

@@ -154,7 +154,9 @@ func TestIntegration_RealOllama(t *testing.T) {
 		// most answers stop at max_tokens. The name comes first, and is what the test
 		// holds: a whole name is allowed or disabled; an answer cut off before its name
 		// closed is counted apart, never as allowed.
-		const seeds = 20
+		// Ten seeds, each asked twice (constrained and not): 20 requests at about 7 s
+		// each on a loaded two-core machine. Twenty seeds took 302 s for the same floors.
+		const seeds = 10
 		type tally struct{ allowed, cut, disabled int }
 		// ask sends one seed with tool_choice and grades the name against allowed.
 		ask := func(seed int, toolChoice string) (tally, int) {
@@ -227,8 +229,8 @@ func TestIntegration_RealOllama(t *testing.T) {
 			t.Errorf("only %d of %d seeds named a tool before max_tokens", mask.allowed, seeds)
 		}
 		// Two names of ten: a model that ignored the prompt would leave them 8 times in
-		// 10; 5 of 20 is a floor far below that.
-		if control.disabled < 5 {
+		// 10; 3 of 10 is a floor far below that (seeds 0–19 left them 14 times in 20).
+		if control.disabled < 3 {
 			t.Errorf("unconstrained, only %d of %d seeds called outside %v: the constrained run proves nothing", control.disabled, seeds, allowed)
 		}
 	})

@@ -61,8 +61,8 @@
 // out, and on engine targets the engine's own output is discarded. So the replay shows
 // what validate's strays cost and that the gateway counts them, not that an engine
 // keeps to the allowed set; the gateway's real-engine tests
-// (TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt,
-// TestE2E_HundredSeedsOnRealOllama) grade an engine's own calls.
+// (TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt,
+// TestE2E_SeedsOnRealOllama) grade an engine's own calls.
 //
 // -quick is a few seconds' run on the prefix model (20 tools, short sessions) that the
 // package's test uses.

@@ -350,7 +350,7 @@ func (rep *Report) Markdown(w io.Writer, plots []string) error {
 
 	b.WriteString("\n## Disabled tool calls\n\nCalls to tools that were not loaded, from the gateway's `maskgate_disabled_tool_calls_total` (each was answered to the model and retried; none reached the client). " +
 		"The zeros under mask and allowed_tools are a property of the scripted model, not a measurement of an engine: where the request's allowed set leaves a tool out, the script calls load_tool instead, as a constraint that cannot spell the name would make a model do, and an engine's own output is never read. " +
-		"Real engines' calls are graded by the gateway's tests `TestMaskEngine_HundredSeedsCallOnlyLoadedToolsOnAByteStablePrompt` (the embedded engine) and `TestE2E_HundredSeedsOnRealOllama`.\n\n")
+		"Real engines' calls are graded by the gateway's tests `TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt` (the embedded engine) and `TestE2E_SeedsOnRealOllama`.\n\n")
 	header()
 	for _, n := range s.Catalogs {
 		for _, sc := range s.Scenarios {
