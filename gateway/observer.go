@@ -81,16 +81,19 @@ func ended(x *exchange, total time.Duration) observe.Ended {
 	if p := x.plan; p != nil {
 		e.Chose, e.Thread, e.CatalogVersion, e.DisabledCalls = string(p.strategy), p.thread, p.cat.Version(), p.strays
 		e.Remove = p.strategy == StrategyRemove
-		if p.thread != "" && x.usage != nil && x.status == http.StatusOK {
-			e.FirstOfThread = firstOfThread(p)
+		if p.thread != "" {
+			e.Opens = (*opening)(p)
 		}
 	}
 	return e
 }
 
-// firstOfThread says whether the client's messages (with the thread's hidden exchanges
+// opening is a plan as the request log asks it whether its request opens the thread.
+type opening toolPlan
+
+// OpensThread says whether the client's messages (with the thread's hidden exchanges
 // spliced in) hold no assistant message: the conversation starts with this request.
-func firstOfThread(p *toolPlan) bool {
+func (p *opening) OpensThread() bool {
 	for i, m := range p.messages {
 		if i >= p.clientMsgs {
 			break

@@ -172,7 +172,7 @@ func (l *requestLog) missReason(w *Request, e *Ended) string {
 	l.mu.Unlock()
 	switch {
 	case !known:
-		if e.FirstOfThread {
+		if e.Opens != nil && e.Opens.OpensThread() {
 			return MissNewThread
 		}
 		return "" // seen by another instance, or before a restart

@@ -76,14 +76,20 @@ type Ended struct {
 	Cache   string
 
 	// For a managed request: its thread ("" without one), the catalog version the engine
-	// saw, the calls to tools outside the allowed set, whether the conversation starts
-	// with this request (no assistant message among the client's), and whether its
-	// strategy is remove.
+	// saw, the calls to tools outside the allowed set, whether its strategy is remove,
+	// and whether the conversation starts with this request (nil: it does not).
 	Thread         string
 	CatalogVersion string
 	DisabledCalls  int
-	FirstOfThread  bool
 	Remove         bool
+	Opens          Opens
+}
+
+// Opens says whether a request opens its conversation: no assistant message among the
+// client's. It is asked only of a thread the request log has not seen (reading the
+// messages costs), and answers with that bool alone.
+type Opens interface {
+	OpensThread() bool
 }
 
 // Request is what a View keeps of one request between its events. The pipeline holds

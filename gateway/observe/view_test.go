@@ -11,6 +11,11 @@ import (
 	"github.com/maskgate/maskgate/kvcache"
 )
 
+// opens is a request that says whether it opens its thread.
+type opens bool
+
+func (o opens) OpensThread() bool { return bool(o) }
+
 // BenchmarkWatch is what the request log and live statistics add to every request's
 // end, tracing off.
 func BenchmarkWatch(b *testing.B) {
@@ -57,7 +62,7 @@ func TestView_NilObservesNothing(t *testing.T) {
 // its second with another catalog version a changed catalog.
 func TestView_RoundsAndMissFromEvents(t *testing.T) {
 	v := New(Options{})
-	end := func(version string, first bool) RequestRecord {
+	end := func(version string, first opens) RequestRecord {
 		var o Request
 		u := &oai.Usage{PromptTokens: 100, CompletionTokens: 5, PromptTokensDetails: &oai.PromptTokensDetails{}}
 		for n := range 2 {
@@ -65,13 +70,13 @@ func TestView_RoundsAndMissFromEvents(t *testing.T) {
 			v.RoundEnded(&o, Answer{Usage: u})
 		}
 		v.RequestEnded(&o, Ended{ID: "r", Start: time.Now(), Status: 200, Backend: "up", Usage: u,
-			Account: kvcache.Account(100, 0, kvcache.NotKnown), Thread: "t1", CatalogVersion: version, FirstOfThread: first})
+			Account: kvcache.Account(100, 0, kvcache.NotKnown), Thread: "t1", CatalogVersion: version, Opens: first})
 		return v.reqlog.latest(1)[0]
 	}
-	if rec := end("v1", true); rec.Rounds != 2 || rec.Miss != MissNewThread {
+	if rec := end("v1", opens(true)); rec.Rounds != 2 || rec.Miss != MissNewThread {
 		t.Fatalf("first request: rounds %d miss %q, want 2 and %q", rec.Rounds, rec.Miss, MissNewThread)
 	}
-	if rec := end("v2", false); rec.Miss != MissCatalogChanged {
+	if rec := end("v2", opens(false)); rec.Miss != MissCatalogChanged {
 		t.Fatalf("second request, new catalog: miss %q, want %q", rec.Miss, MissCatalogChanged)
 	}
 }
