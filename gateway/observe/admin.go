@@ -104,10 +104,11 @@ func (v *View) deleteThread(ctx context.Context, id string, q url.Values) (bool,
 	return v.opt.Store.Delete(ctx, v.opt.Thread(id, q.Get("key"), q.Get("profile")))
 }
 
-// storeUnavailable is a failing state store's answer: 503, to retry.
+// storeUnavailable is a failing state store's answer: 503, to retry (as the gateway
+// answers a request whose thread state it cannot read).
 func storeUnavailable(err error) error {
 	return &backends.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "state_unavailable", RetryAfter: "1",
-		Message: "the gateway's state store is unavailable; retry shortly", Err: err}
+		Message: "the gateway's state store is unavailable, so this conversation's loaded tools cannot be read or kept; retry shortly", Err: err}
 }
 
 // writeJSON answers with body as JSON.

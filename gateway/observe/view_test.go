@@ -21,8 +21,8 @@ func (o opens) OpensThread() bool { return bool(o) }
 func BenchmarkWatch(b *testing.B) {
 	v := New(Options{})
 	u := &oai.Usage{PromptTokens: 1000, CompletionTokens: 20, PromptTokensDetails: &oai.PromptTokensDetails{CachedTokens: 900}}
-	e := Ended{ID: "req_1", Start: time.Now(), Total: 5 * time.Millisecond, Backend: "up", Strategy: "eager", Status: 200,
-		Stream: true, TTFT: time.Millisecond, Usage: u, Account: kvcache.Account(1000, 900, kvcache.NotKnown), Cache: "reported",
+	e := Ended{ID: "req_1", Start: time.Now(), Total: 5 * time.Second, Backend: "up", Strategy: "eager", Status: 200,
+		Stream: true, TTFT: time.Second, Usage: u, Account: kvcache.Account(1000, 900, kvcache.NotKnown), Cache: "reported",
 		Door: "chat_completions"}
 	var o Request
 	b.ReportAllocs()
