@@ -10,6 +10,7 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/replicas"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/kvcache"
 )
 
@@ -68,7 +69,7 @@ type exchange struct {
 	// bodyWrites counts the upstream writes of a body in held still under way.
 	bodyWrites *backends.BodyTracker
 
-	ops watched // the request log's, live statistics' and spans' view (reqlog.go)
+	ops observe.Request // the operator's view's notes of the request (observer.go)
 }
 
 // setAccounting writes the request's prompt, cached and computed tokens under prefix
@@ -192,7 +193,7 @@ func copyHeaders(dst, src http.Header) {
 // record turns the exchange into metrics and a log line.
 func (s *Server) record(x *exchange) {
 	total := s.now().Sub(x.start)
-	defer s.watch(x, total) // the request log, live statistics and spans, after the metrics
+	defer s.ops.RequestEnded(&x.ops, ended(x, total)) // the request log, live statistics and spans, after the metrics
 	m := s.metrics
 	m.requests.WithLabelValues(x.backend, x.model, strconv.Itoa(x.status), x.door).Inc()
 	if x.backend == "none" {

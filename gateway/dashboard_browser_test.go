@@ -20,6 +20,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/internal/nodetest"
 	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/tenant"
@@ -217,7 +218,7 @@ func TestDashboard_InABrowser(t *testing.T) {
 	if got.Threads != threads.Threads || threads.Threads == 0 || got.ThreadsAfter != 0 || !strings.HasPrefix(got.Evicted, "Evicted ") {
 		t.Errorf("threads: page %d, API %d; after evicting all %d (%s)", got.Threads, threads.Threads, got.ThreadsAfter, got.Evicted)
 	}
-	want := map[string]bool{gateway.MissNewThread: false, gateway.MissLoadedSetChanged: false, gateway.MissEngineEvicted: false}
+	want := map[string]bool{observe.MissNewThread: false, observe.MissLoadedSetChanged: false, observe.MissEngineEvicted: false}
 	for _, m := range got.Misses {
 		if _, ok := want[m]; ok {
 			want[m] = true

@@ -16,6 +16,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/internal/enginetest"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
@@ -186,12 +187,12 @@ func TestDashboard_RealEngine(t *testing.T) {
 	}
 	newThreads := 0
 	for _, m := range got.Misses {
-		if m == gateway.MissNewThread {
+		if m == observe.MissNewThread {
 			newThreads++
 		}
 	}
 	if newThreads != 2 {
-		t.Errorf("the request log shows %d %q misses, want one per thread: %q", newThreads, gateway.MissNewThread, got.Misses)
+		t.Errorf("the request log shows %d %q misses, want one per thread: %q", newThreads, observe.MissNewThread, got.Misses)
 	}
 	rows := map[string]int{}
 	for _, r := range got.LiveRows {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
@@ -135,7 +136,7 @@ func TestDashboard_CatalogViews(t *testing.T) {
 		o.Profiles = []*gateway.Profile{{Name: "small"}}
 	})
 	var profiles struct {
-		Profiles []gateway.AdminProfile `json:"profiles"`
+		Profiles []observe.AdminProfile `json:"profiles"`
 	}
 	g.admin(t, "/admin/profiles", &profiles)
 	if len(profiles.Profiles) != 2 || profiles.Profiles[0].Name != "default" || profiles.Profiles[0].Tools != 25 ||

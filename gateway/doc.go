@@ -1,6 +1,8 @@
 // Package gateway is maskgate's HTTP surface: the OpenAI-compatible endpoints, request
 // routing to backends, the relay of whole responses and streams, errors in the OpenAI
-// envelope, and request metrics.
+// envelope, and request metrics. What the operator sees of requests (the request log,
+// live statistics, spans, the dashboard and the admin API) is gateway/observe's: the
+// pipeline tells it what it knows through opsObserver (observer.go), and never asks.
 //
 // It keeps the client's request bytes: it reads the few fields it needs (model, stream,
 // stream_options) and makes byte-level edits through oai.Set, never re-marshalling the

@@ -18,13 +18,14 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // eventStream reads GET /admin/events into snapshots until its context ends.
 type eventStream struct {
-	snaps  chan gateway.LiveSnapshot
+	snaps  chan observe.LiveSnapshot
 	done   chan error
 	cancel context.CancelFunc
 }
@@ -44,7 +45,7 @@ func openEvents(t testing.TB, base string) *eventStream {
 		resp.Body.Close()
 		t.Fatalf("GET /admin/events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	es := &eventStream{snaps: make(chan gateway.LiveSnapshot, 1024), done: make(chan error, 1), cancel: cancel}
+	es := &eventStream{snaps: make(chan observe.LiveSnapshot, 1024), done: make(chan error, 1), cancel: cancel}
 	go func() {
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
@@ -54,7 +55,7 @@ func openEvents(t testing.TB, base string) *eventStream {
 			if !ok {
 				continue
 			}
-			var snap gateway.LiveSnapshot
+			var snap observe.LiveSnapshot
 			if err := json.Unmarshal([]byte(data), &snap); err != nil {
 				es.done <- fmt.Errorf("event %q: %w", data, err)
 				return
@@ -71,10 +72,10 @@ func openEvents(t testing.TB, base string) *eventStream {
 }
 
 // until returns the first snapshot ok accepts, failing after limit.
-func (es *eventStream) until(t testing.TB, limit time.Duration, what string, ok func(gateway.LiveSnapshot) bool) gateway.LiveSnapshot {
+func (es *eventStream) until(t testing.TB, limit time.Duration, what string, ok func(observe.LiveSnapshot) bool) observe.LiveSnapshot {
 	t.Helper()
 	deadline := time.After(limit)
-	var last gateway.LiveSnapshot
+	var last observe.LiveSnapshot
 	for {
 		select {
 		case s := <-es.snaps:
@@ -91,7 +92,7 @@ func (es *eventStream) until(t testing.TB, limit time.Duration, what string, ok 
 	}
 }
 
-func row(s gateway.LiveSnapshot, backend, profile, strategy string) *gateway.LiveRow {
+func row(s observe.LiveSnapshot, backend, profile, strategy string) *observe.LiveRow {
 	for i := range s.Rows {
 		if r := &s.Rows[i]; r.Backend == backend && r.Profile == profile && r.Strategy == strategy {
 			return r
@@ -125,7 +126,7 @@ func TestAdminEvents_CountsMatchTheRequests(t *testing.T) {
 	}
 
 	es := openEvents(t, g.URL)
-	first := es.until(t, 5*time.Second, "6 requests", func(s gateway.LiveSnapshot) bool { return s.Totals.Requests == 6 })
+	first := es.until(t, 5*time.Second, "6 requests", func(s observe.LiveSnapshot) bool { return s.Totals.Requests == 6 })
 	if n := func() (n int64) {
 		for _, p := range first.History {
 			n += p.Requests
@@ -171,7 +172,7 @@ func TestAdminEvents_CountsMatchTheRequests(t *testing.T) {
 		t.Errorf("subscribers %d, interval %d ms", first.Subscribers, first.IntervalMS)
 	}
 	// Within a second or two the requests are in the rate window.
-	later := es.until(t, 5*time.Second, "the rate of 6 requests", func(s gateway.LiveSnapshot) bool {
+	later := es.until(t, 5*time.Second, "the rate of 6 requests", func(s observe.LiveSnapshot) bool {
 		return math.Abs(s.Totals.RequestsPerS*10-6) < 1e-9
 	})
 	if later.History != nil || later.Point == nil {
@@ -182,7 +183,7 @@ func TestAdminEvents_CountsMatchTheRequests(t *testing.T) {
 	if code, out := g.chat(t, opsChat("m1", false, "hello", "ok", "more", "ok", "again"), "t1"); code != 200 {
 		t.Fatalf("%d %s", code, out)
 	}
-	es.until(t, 5*time.Second, "7 requests", func(s gateway.LiveSnapshot) bool { return s.Totals.Requests == 7 })
+	es.until(t, 5*time.Second, "7 requests", func(s observe.LiveSnapshot) bool { return s.Totals.Requests == 7 })
 }
 
 // subscribersSeen reads the event stream as a client that keeps up with anything: it
@@ -334,7 +335,7 @@ func TestAdminEvents_EndOnShutdown(t *testing.T) {
 			e := newFakeEngine(t)
 			g := newOpsGateway(t, e, func(o *gateway.Options, _ *openaicompat.Options) { o.EventInterval = 20 * time.Millisecond })
 			es := openEvents(t, g.URL)
-			es.until(t, 5*time.Second, "a first event", func(gateway.LiveSnapshot) bool { return true })
+			es.until(t, 5*time.Second, "a first event", func(observe.LiveSnapshot) bool { return true })
 			if how == "Stop" {
 				g.gw.Stop()
 			} else {
@@ -372,7 +373,7 @@ func TestAdminEvents_AutoRowsCarryTheirEstimates(t *testing.T) {
 		}
 	}
 	es := openEvents(t, gw.URL)
-	snap := es.until(t, 10*time.Second, "an auto row", func(s gateway.LiveSnapshot) bool {
+	snap := es.until(t, 10*time.Second, "an auto row", func(s observe.LiveSnapshot) bool {
 		return len(s.Rows) == 1 && s.Rows[0].Auto != nil
 	})
 	r := snap.Rows[0]

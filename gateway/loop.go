@@ -14,6 +14,7 @@ import (
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/replicas"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 )
@@ -143,7 +144,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		}
 		// A streamed body asks for usage already: the doors write it so, and so does
 		// upstreamBody.
-		rctx := s.roundBegin(ctx, x, p, n) // counts the round; with tracing, its spans
+		rctx := s.ops.RoundBegun(ctx, &x.ops, observe.Round{N: n, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, p)}) // counts the round; with tracing, its spans
 		t := s.now()
 		resp, err := be.ChatCompletion(x.hinted(rctx), s.backendRequest(x, p, body, q.env.Model, stream))
 		x.upstream += s.now().Sub(t)
@@ -179,7 +180,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			}
 			return fail(err)
 		}
-		s.roundRead(x, rd)
+		s.ops.RoundEnded(&x.ops, rd.answer(x))
 		if t := backends.TimingsOf(resp); t != nil {
 			x.engine = append(x.engine, *t)
 		}

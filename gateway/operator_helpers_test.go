@@ -15,6 +15,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
@@ -259,10 +260,10 @@ func (g *opsGateway) admin(t testing.TB, path string, out any) int {
 }
 
 // requestLog is GET /admin/requests.
-func (g *opsGateway) requestLog(t testing.TB, limit int) []gateway.RequestRecord {
+func (g *opsGateway) requestLog(t testing.TB, limit int) []observe.RequestRecord {
 	t.Helper()
 	var out struct {
-		Data []gateway.RequestRecord `json:"data"`
+		Data []observe.RequestRecord `json:"data"`
 	}
 	if code := g.admin(t, fmt.Sprintf("/admin/requests?limit=%d", limit), &out); code != 200 {
 		t.Fatalf("GET /admin/requests: %d", code)

@@ -10,6 +10,7 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/observe"
 )
 
 // A doorway is one API surface on the gateway's one pipeline: Chat Completions,
@@ -67,7 +68,7 @@ type request struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
-	r = s.startSpan(r, x) // the request's span (trace.go); r as it was when tracing is off
+	r = s.ops.RequestBegun(r, &x.ops, observe.Begun{ID: x.id, Door: x.door, Start: x.start}) // r as it was when tracing is off
 	release, err := s.admitKey(r.Context(), x.caller)
 	if err == nil {
 		defer release()
@@ -78,7 +79,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 		}
 	}
 	if err != nil {
-		x.ops.failed = err
 		var ae *apiError
 		if x.committed {
 			// Already reported inside the stream; keep the failure in logs and metrics.
@@ -88,6 +88,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 			ae = d.writeError(w, s.log, err)
 		}
 		x.status = ae.Status
+		x.ops.Failed = ae.Code
 		s.metrics.countFailure(x.backend, ae.Code)
 	}
 	if x.committed && x.stream {
@@ -150,7 +151,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		}
 	}
 	env := q.env
-	x.ops.reqModel = env.Model
+	x.ops.Model = env.Model
 	rt, ok := s.router.lookup(env.Model)
 	if !ok {
 		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
@@ -250,7 +251,7 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 		}
 		body = requestUsage(obj)
 	}
-	uctx := s.roundBegin(r.Context(), x, plan, -1) // the upstream call's span, ended with the request's
+	uctx := s.ops.RoundBegun(r.Context(), &x.ops, observe.Round{N: -1, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, plan)}) // the upstream call's span, ended with the request's
 	t := s.now()
 	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), s.backendRequest(x, plan, body, env.Model, env.Stream))
 	x.upstream += s.now().Sub(t)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 )
 
 // TestRequestLog_MissReasons follows one thread through the reasons the gateway gives
@@ -28,7 +29,7 @@ func TestRequestLog_MissReasons(t *testing.T) {
 	)
 	g := newOpsGateway(t, e, nil)
 	turns := []string{"hello SECRET-PROMPT-1"}
-	say := func(reply string, next string, tools string) *gateway.RequestRecord {
+	say := func(reply string, next string, tools string) *observe.RequestRecord {
 		t.Helper()
 		body := opsChat("m1", false, turns...)
 		if tools != "" {
@@ -41,14 +42,14 @@ func TestRequestLog_MissReasons(t *testing.T) {
 		turns = append(turns, reply, next)
 		return &g.requestLog(t, 1)[0]
 	}
-	check := func(what string, r *gateway.RequestRecord, miss string) {
+	check := func(what string, r *observe.RequestRecord, miss string) {
 		t.Helper()
 		if r.Miss != miss {
 			t.Errorf("%s: miss %q, want %q (prompt %v cached %v)", what, r.Miss, miss, *r.PromptTokens, *r.CachedTokens)
 		}
 	}
 	r := say("first answer", "and then SECRET-PROMPT-2", "")
-	check("first request", r, gateway.MissNewThread)
+	check("first request", r, observe.MissNewThread)
 	if r.Key != "anonymous" || r.Model != "m1" || r.Backend != "vllm-a" || r.Strategy != "remove" || r.Door != "chat_completions" ||
 		r.Profile != "default" || r.Status != 200 || r.Rounds != 1 || r.Thread == "" || len(r.CatalogVersion) != 64 || r.CacheSource != "reported" {
 		t.Errorf("record %+v", r)
@@ -64,7 +65,7 @@ func TestRequestLog_MissReasons(t *testing.T) {
 	}
 
 	r = say("loaded it", "thanks", "")
-	check("a turn that loads a tool under remove", r, gateway.MissLoadedSetChanged)
+	check("a turn that loads a tool under remove", r, observe.MissLoadedSetChanged)
 	if r.Rounds != 3 {
 		t.Errorf("rounds %d, want 3", r.Rounds)
 	}
@@ -74,11 +75,11 @@ func TestRequestLog_MissReasons(t *testing.T) {
 
 	e.evict()
 	r = say("fifth answer", "again", "")
-	check("after the engine lost its cache", r, gateway.MissEngineEvicted)
+	check("after the engine lost its cache", r, observe.MissEngineEvicted)
 
 	extra := `[{"type":"function","function":{"name":"weather_lookup","description":"Weather for a city.","parameters":{"type":"object","properties":{}}}}]`
 	r = say("sixth answer", "", extra)
-	check("a catalog with a tool more", r, gateway.MissCatalogChanged)
+	check("a catalog with a tool more", r, observe.MissCatalogChanged)
 
 	// A thread the gateway has not seen, whose conversation began elsewhere: unknown.
 	code, out := g.chat(t, opsChat("m1", false, "earlier", "an answer from before a restart", "now"), "thread-b")

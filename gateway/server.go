@@ -147,7 +147,7 @@ type Options struct {
 	// EventInterval is how often GET /admin/events sends a snapshot. If zero, a second.
 	EventInterval time.Duration
 	// TracerProvider, if set, gets a span per request, per round of the tool loop and per
-	// upstream call (trace.go). If nil, no span is made.
+	// upstream call (gateway/observe). If nil, no span is made.
 	TracerProvider trace.TracerProvider
 }
 
@@ -183,12 +183,9 @@ type Server struct {
 	profiles profiles
 	fallback *Profile
 
-	// The operator's view: the request log, live statistics and their event streams,
-	// and the tracer (nil: tracing off).
-	reqlog *requestLog
-	live   *liveStats
-	hub    eventHub
-	tracer trace.Tracer
+	// ops is the operator's view (gateway/observe): the request log, live statistics
+	// and their event streams, spans, the admin endpoints.
+	ops opsObserver
 
 	// unscopedThreads files every caller's threads together, as if no identity were
 	// known: the mutation the isolation property test must catch. Only tests set it
@@ -264,10 +261,8 @@ func New(o Options) *Server {
 	if s.opt.EventInterval <= 0 {
 		s.opt.EventInterval = time.Second
 	}
-	s.reqlog, s.live = newRequestLog(o.RequestLog), newLiveStats(o.Now())
-	if o.TracerProvider != nil {
-		s.tracer = o.TracerProvider.Tracer(TracerName)
-	}
+	view := newOperatorView(s)
+	s.ops = view
 	for _, u := range o.Upstreams {
 		if u.MaxInFlight > 0 {
 			s.gates[u.Name] = tenant.NewGate(u.MaxInFlight, u.MaxQueue)
@@ -285,7 +280,7 @@ func New(o Options) *Server {
 	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
-	s.mux.HandleFunc("/admin/", s.admin)
+	view.Register(s.mux) // /admin/
 	metricsHandler := promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{})
 	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) { metricsHandler.ServeHTTP(w, r) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -317,3 +312,8 @@ func (s *Server) Stop() {
 	s.sockets.CloseAll("server shutting down")
 	s.CloseEvents()
 }
+
+// CloseEvents ends every admin event stream and refuses new ones: for the start of a
+// graceful shutdown (http.Server.RegisterOnShutdown), since a stream that never ends
+// would hold the shutdown for its whole grace period. Stop does it too.
+func (s *Server) CloseEvents() { s.ops.CloseEvents() }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
@@ -70,15 +71,15 @@ func (s *Server) runTools(r *http.Request, p *toolPlan, calls []oai.ToolCall) ma
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	bearer, _ := presentedKey(r.Header) // the caller's own key, for a runner told to pass it on
-	tctx := s.toolContext(r.Context())  // with tracing, under the round's span
+	tctx := r.Context()                 // with tracing, tool spans go under the round's (observe.View.ToolBegun)
 	for i, c := range calls {
 		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) || !p.runs(c.Function.Name) {
 			continue
 		}
 		if p.cut {
 			s.metrics.toolRuns.WithLabelValues(p.prof.Name, "error").Observe(0)
-			_, sp := s.toolSpan(tctx, c, toolTypeExtension) // a failed run, as the metric counts it
-			endToolSpan(tctx, sp, toolErrCut)
+			_, sp := s.ops.ToolBegun(tctx, c.Function.Name, c.ID, observe.ToolTypeExtension) // a failed run, as the metric counts it
+			s.ops.ToolEnded(tctx, sp, observe.ToolErrCut)
 			out[i] = `{"error":"the call to ` + jsonEscape(c.Function.Name) + ` was cut short by max_tokens before its arguments ended; nothing ran"}`
 			continue
 		}
@@ -86,18 +87,18 @@ func (s *Server) runTools(r *http.Request, p *toolPlan, calls []oai.ToolCall) ma
 		go func() {
 			defer wg.Done()
 			t := s.now()
-			ctx, sp := s.toolSpan(tctx, c, toolTypeExtension)
+			ctx, sp := s.ops.ToolBegun(tctx, c.Function.Name, c.ID, observe.ToolTypeExtension)
 			content, isErr := p.prof.Runner.Run(ctx, c.Function.Name, json.RawMessage(c.Function.Arguments), bearer)
 			errType := ""
 			outcome := "ok"
 			if isErr {
-				outcome, errType = "error", toolErrFailed
+				outcome, errType = "error", observe.ToolErrFailed
 				s.log.Warn("tool run failed; the model gets the error as the result", "request_id", requestID(r.Context()),
 					"profile", p.prof.Name, "tool", c.Function.Name, "error", truncate(content, 300))
 				content = `{"error":"` + jsonEscape(content) + `"}`
 			}
 			s.metrics.toolRuns.WithLabelValues(p.prof.Name, outcome).Observe(s.now().Sub(t).Seconds())
-			endToolSpan(ctx, sp, errType)
+			s.ops.ToolEnded(ctx, sp, errType)
 			mu.Lock()
 			out[i] = content
 			mu.Unlock()
@@ -159,11 +160,11 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 		switch name := c.Function.Name; {
 		case done:
 		case meta.IsMeta(name):
-			ctx, sp := s.toolSpan(s.toolContext(r.Context()), c, toolTypeDatastore)
+			ctx, sp := s.ops.ToolBegun(r.Context(), c.Function.Name, c.ID, observe.ToolTypeDatastore)
 			out := meta.Execute(ctx, meta.Call{Name: name, Arguments: c.Function.Arguments}, env)
 			errType := ""
 			if out.Log != nil {
-				errType = toolErrFailed
+				errType = observe.ToolErrFailed
 				// The arguments come from the prompt: only a debug log shows them.
 				s.log.Warn("tool search failed", "request_id", requestID(r.Context()), "error", out.Log)
 				s.log.Debug("tool search failed", "request_id", requestID(r.Context()), "arguments", c.Function.Arguments)
@@ -171,12 +172,12 @@ func (s *Server) runCalls(r *http.Request, p *toolPlan, msg json.RawMessage, cal
 			if len(out.Load) > 0 {
 				added, err := s.load(ctx, p, out.Load)
 				if err != nil {
-					endToolSpan(ctx, sp, toAPIError(err).Code) // state_unavailable
+					s.ops.ToolEnded(ctx, sp, toAPIError(err).Code) // state_unavailable
 					return err
 				}
 				p.loaded = append(p.loaded, added...)
 			}
-			endToolSpan(ctx, sp, errType)
+			s.ops.ToolEnded(ctx, sp, errType)
 			content = out.Content
 		case !s.callable(p, name):
 			if _, ok := p.cat.Lookup(name); ok {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/gateway/tracing"
 	"github.com/maskgate/maskgate/internal/mcptest"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -171,7 +172,7 @@ func TestTrace_MultiRoundRequest(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens": int64(*rec.CachedTokens), "gen_ai.request.stream": false,
 		"maskgate.strategy": "remove", "maskgate.catalog.version": rec.CatalogVersion, "maskgate.door": "chat_completions",
 		"maskgate.backend": "vllm-a", "maskgate.profile": "default", "maskgate.rounds": int64(3), "maskgate.thread": rec.Thread,
-		"maskgate.cache.miss": gateway.MissNewThread, "maskgate.request_id": rec.RequestID, "http.response.status_code": int64(200),
+		"maskgate.cache.miss": observe.MissNewThread, "maskgate.request_id": rec.RequestID, "http.response.status_code": int64(200),
 	} {
 		if got, ok := a[k]; !ok || got.AsInterface() != want {
 			t.Errorf("request span %s = %v, want %v", k, got.AsInterface(), want)

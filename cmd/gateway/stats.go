@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 )
 
 // stats is `gateway stats`: a running gateway's live numbers, read from its
@@ -78,7 +78,7 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 		if !ok {
 			continue
 		}
-		var snap gateway.LiveSnapshot
+		var snap observe.LiveSnapshot
 		if err := json.Unmarshal([]byte(data), &snap); err != nil {
 			fmt.Fprintf(stderr, "gateway stats: an event that is not a snapshot: %v\n", err)
 			return 1
@@ -104,7 +104,7 @@ func orEOF(err error) error {
 
 // printSnapshot writes one snapshot: a summary line, then a row per backend × profile ×
 // strategy and the total, then a blank line.
-func printSnapshot(w io.Writer, s *gateway.LiveSnapshot) {
+func printSnapshot(w io.Writer, s *observe.LiveSnapshot) {
 	threads := "threads -"
 	if s.Threads != nil {
 		threads = fmt.Sprintf("threads %d", s.Threads.Count)
@@ -117,7 +117,7 @@ func printSnapshot(w io.Writer, s *gateway.LiveSnapshot) {
 		t.Requests, t.RequestsPerS, t.Errors, percent(t.HitRate), percent(t.HitRateWindow), threads)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tPROFILE\tSTRATEGY\tREQ\tREQ/S\tERR\tHIT\tHIT 10S\tPROMPT/S\tCACHED/S\tCOMPUTED/S\tPROMPT\tCACHED\tCOMPUTED\tTTFT P50/P95\tTPOT P50/P95\tDISABLED")
-	rowLine := func(r *gateway.LiveRow, backend, profile, strategy string) {
+	rowLine := func(r *observe.LiveRow, backend, profile, strategy string) {
 		if r.AutoChoice != "" {
 			strategy += " (auto: " + r.AutoChoice + ")"
 		}
@@ -151,7 +151,7 @@ func percent(r *float64) string {
 	return fmt.Sprintf("%.1f%%", 100**r)
 }
 
-func millis(p gateway.Percentiles) string {
+func millis(p observe.Percentiles) string {
 	if p.N == 0 || p.P50 == nil || p.P95 == nil {
 		return "-"
 	}

@@ -18,7 +18,7 @@ import (
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/gateway/observe"
 )
 
 const statsAdminKey = "stats-admin-key-0123456789abcdef"
@@ -227,10 +227,10 @@ func TestStats_AdminBlockSizesTheLogAndPacesTheStream(t *testing.T) {
 // A row whose profile is on auto gets a line under the table with auto's latest choice,
 // why, and its estimate per strategy.
 func TestStats_PrintsAutosEstimates(t *testing.T) {
-	snap := &gateway.LiveSnapshot{Time: time.Unix(0, 0), Rows: []gateway.LiveRow{
+	snap := &observe.LiveSnapshot{Time: time.Unix(0, 0), Rows: []observe.LiveRow{
 		{Backend: "gpu0", Profile: "agents", Strategy: "remove", AutoChoice: "remove", Requests: 4,
-			Auto: &gateway.LiveAuto{Strategy: "remove", Reason: "remove is cheapest at 0.604s per session",
-				Estimates: []gateway.LiveEstimate{{Strategy: "mask", SecondsPerSession: 1.4124}, {Strategy: "remove", SecondsPerSession: 0.6039}}}},
+			Auto: &observe.LiveAuto{Strategy: "remove", Reason: "remove is cheapest at 0.604s per session",
+				Estimates: []observe.LiveEstimate{{Strategy: "mask", SecondsPerSession: 1.4124}, {Strategy: "remove", SecondsPerSession: 0.6039}}}},
 		{Backend: "gpu0", Profile: "plain", Strategy: "eager", Requests: 2},
 	}}
 	var out bytes.Buffer

@@ -1,4 +1,4 @@
-package gateway
+package observe
 
 import (
 	"crypto/hmac"
@@ -8,11 +8,11 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/gateway/dashboard"
 	"github.com/maskgate/maskgate/tenant"
 )
@@ -24,7 +24,7 @@ import (
 //	POST /admin/login               sign in from the page's form (field key)
 //	GET  /admin/logout              drops the cookie
 //	GET  /admin/requests?limit=N    the request log, newest first (reqlog.go)
-//	GET  /admin/events              live statistics, Server-Sent Events (live.go)
+//	GET  /admin/events              live statistics, Server-Sent Events (events.go)
 //	GET  /admin/profiles            the profiles, their strategy and catalog version
 //	GET  /admin/tools?profile=P     P's catalog as GET /v1/tools serves it, with token counts
 //	GET  /admin/tools/search?profile=P&q=TEXT&k=N   GET /v1/tools/search over P's catalog
@@ -42,22 +42,22 @@ const (
 )
 
 // adminBearer says whether r carries the admin key as a bearer token.
-func (s *Server) adminBearer(r *http.Request) bool {
+func (v *View) adminBearer(r *http.Request) bool {
 	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	presented, want := tenant.HashOf(strings.TrimSpace(got)), tenant.HashOf(s.opt.AdminKey)
+	presented, want := tenant.HashOf(strings.TrimSpace(got)), tenant.HashOf(v.opt.AdminKey)
 	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(presented[:], want[:]) == 1
 }
 
 // adminToken is the session cookie's value for a session issued at unix.
-func (s *Server) adminToken(unix int64) string {
-	mac := hmac.New(sha256.New, []byte(s.opt.AdminKey))
+func (v *View) adminToken(unix int64) string {
+	mac := hmac.New(sha256.New, []byte(v.opt.AdminKey))
 	mac.Write([]byte("maskgate dashboard session " + strconv.FormatInt(unix, 10)))
 	return strconv.FormatInt(unix, 10) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // adminCookieOK says whether r carries a live session cookie.
-func (s *Server) adminCookieOK(r *http.Request) bool {
-	if s.opt.AdminKey == "" {
+func (v *View) adminCookieOK(r *http.Request) bool {
+	if v.opt.AdminKey == "" {
 		return false
 	}
 	c, err := r.Cookie(adminCookie)
@@ -69,63 +69,68 @@ func (s *Server) adminCookieOK(r *http.Request) bool {
 	if !ok || err != nil {
 		return false
 	}
-	if age := s.now().Sub(time.Unix(unix, 0)); age < -time.Minute || age > adminSession {
+	if age := v.now().Sub(time.Unix(unix, 0)); age < -time.Minute || age > adminSession {
 		return false
 	}
-	want := s.adminToken(unix)
+	want := v.adminToken(unix)
 	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(want)) == 1
 }
 
-func (s *Server) adminAuthorized(r *http.Request) bool {
-	return s.adminBearer(r) || s.adminCookieOK(r)
+func (v *View) adminAuthorized(r *http.Request) bool {
+	return v.adminBearer(r) || v.adminCookieOK(r)
 }
 
-var errAdminKey = &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_admin_key",
+var errAdminKey = &backends.Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_admin_key",
 	Message: "send the admin key as Authorization: Bearer KEY, or sign in at /admin/"}
 
 // adminPages serves the dashboard and the admin views above; false when r is for
 // another admin path (the threads API).
-func (s *Server) adminPages(w http.ResponseWriter, r *http.Request) bool {
+func (v *View) adminPages(w http.ResponseWriter, r *http.Request) bool {
 	path := r.URL.Path
 	var h http.HandlerFunc
 	switch path {
 	case "/admin/login":
-		s.adminLogin(w, r)
+		v.adminLogin(w, r)
 		return true
 	case "/admin/logout":
-		s.setAdminCookie(w, r, "", -1)
+		v.setAdminCookie(w, r, "", -1)
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 		return true
 	case "/admin/":
-		s.dashboardPage(w, r)
+		v.dashboardPage(w, r)
 		return true
 	case "/admin/requests":
-		h = s.requests
+		h = v.requests
 	case "/admin/events":
-		h = s.events
+		h = v.events
 	case "/admin/profiles":
-		h = s.adminProfiles
+		h = v.adminProfiles
 	case "/admin/tools":
-		h = s.adminTools(s.tools)
+		h = v.opt.Tools
 	case "/admin/tools/search":
-		h = s.adminTools(s.toolSearch)
+		h = v.opt.ToolSearch
 	default:
 		if !strings.HasPrefix(path, "/admin/static/") {
 			return false
 		}
 		// The page's script and style sheet, the same in every gateway (they are in its
 		// source), are open: the sign-in form needs the style sheet.
-		s.staticAsset(w, r)
+		v.staticAsset(w, r)
 		return true
 	}
-	if !s.adminAuthorized(r) {
-		writeError(w, s.log, errAdminKey)
+	if !v.adminAuthorized(r) {
+		v.opt.WriteError(w, errAdminKey)
 		return true
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+		v.opt.WriteError(w, &backends.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 			Message: r.Method + " is not allowed on " + path + "; use GET"})
+		return true
+	}
+	if h == nil { // a catalog view the gateway did not give
+		v.opt.WriteError(w, &backends.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+			Message: "this gateway serves no " + path})
 		return true
 	}
 	h(w, r)
@@ -133,35 +138,35 @@ func (s *Server) adminPages(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // setAdminCookie sets the session cookie to value for maxAge seconds (negative: drop it).
-func (s *Server) setAdminCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+func (v *View) setAdminCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: adminCookie, Value: value, Path: "/admin/", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
 // signIn gives the browser a session and sends it to the dashboard, off any URL that
 // held the key.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	s.setAdminCookie(w, r, s.adminToken(s.now().Unix()), int(adminSession/time.Second))
+func (v *View) signIn(w http.ResponseWriter, r *http.Request) {
+	v.setAdminCookie(w, r, v.adminToken(v.now().Unix()), int(adminSession/time.Second))
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 }
 
 // adminLogin checks the key the sign-in form posts.
-func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
+func (v *View) adminLogin(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if err := r.ParseForm(); err == nil && s.keyMatches(r.PostFormValue("key")) {
-		s.signIn(w, r)
+	if err := r.ParseForm(); err == nil && v.keyMatches(r.PostFormValue("key")) {
+		v.signIn(w, r)
 		return
 	}
-	s.loginPage(w, http.StatusUnauthorized, true)
+	v.loginPage(w, http.StatusUnauthorized, true)
 }
 
-func (s *Server) keyMatches(key string) bool {
-	presented, want := tenant.HashOf(key), tenant.HashOf(s.opt.AdminKey)
+func (v *View) keyMatches(key string) bool {
+	presented, want := tenant.HashOf(key), tenant.HashOf(v.opt.AdminKey)
 	return key != "" && subtle.ConstantTimeCompare(presented[:], want[:]) == 1
 }
 
@@ -177,7 +182,7 @@ func pageHeaders(h http.Header) {
 
 var loginTemplate = template.Must(template.ParseFS(dashboard.Files, "login.html"))
 
-func (s *Server) loginPage(w http.ResponseWriter, status int, failed bool) {
+func (v *View) loginPage(w http.ResponseWriter, status int, failed bool) {
 	pageHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
@@ -186,27 +191,27 @@ func (s *Server) loginPage(w http.ResponseWriter, status int, failed bool) {
 
 // dashboardPage serves the dashboard to a signed-in browser (or a bearer), signs in one
 // that brings ?key=, and shows the sign-in form to others.
-func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request) {
+func (v *View) dashboardPage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: r.Method + " is not allowed on /admin/; use GET"})
+		v.opt.WriteError(w, &backends.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: r.Method + " is not allowed on /admin/; use GET"})
 		return
 	}
 	if key, ok := r.URL.Query()["key"]; ok {
-		if len(key) == 1 && s.keyMatches(key[0]) {
-			s.signIn(w, r)
+		if len(key) == 1 && v.keyMatches(key[0]) {
+			v.signIn(w, r)
 			return
 		}
-		s.loginPage(w, http.StatusUnauthorized, true)
+		v.loginPage(w, http.StatusUnauthorized, true)
 		return
 	}
-	if !s.adminAuthorized(r) {
-		s.loginPage(w, http.StatusUnauthorized, false)
+	if !v.adminAuthorized(r) {
+		v.loginPage(w, http.StatusUnauthorized, false)
 		return
 	}
 	page, err := fs.ReadFile(dashboard.Files, "index.html")
 	if err != nil {
-		writeError(w, s.log, err)
+		v.opt.WriteError(w, err)
 		return
 	}
 	pageHeaders(w.Header())
@@ -220,7 +225,7 @@ var staticFiles = map[string]string{
 	"app.css": "text/css; charset=utf-8",
 }
 
-func (s *Server) staticAsset(w http.ResponseWriter, r *http.Request) {
+func (v *View) staticAsset(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/admin/static/")
 	typ, ok := staticFiles[name]
 	var b []byte
@@ -229,7 +234,7 @@ func (s *Server) staticAsset(w http.ResponseWriter, r *http.Request) {
 		b, err = fs.ReadFile(dashboard.Files, name)
 	}
 	if !ok || err != nil {
-		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: "no such dashboard file: " + name})
+		v.opt.WriteError(w, &backends.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: "no such dashboard file: " + name})
 		return
 	}
 	pageHeaders(w.Header())
@@ -237,7 +242,8 @@ func (s *Server) staticAsset(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// AdminProfile is one profile as GET /admin/profiles lists it.
+// AdminProfile is one profile as GET /admin/profiles lists it (in Options.Profiles' order:
+// the gateway's default profile first, then by name).
 type AdminProfile struct {
 	Name     string `json:"name"`
 	Strategy string `json:"strategy"`
@@ -246,42 +252,12 @@ type AdminProfile struct {
 	Version  string `json:"version"`
 }
 
-func (s *Server) adminProfiles(w http.ResponseWriter, r *http.Request) {
-	set := s.profiles.Load()
-	out := make([]AdminProfile, 0, len(set.byName))
-	for _, p := range set.byName {
-		ap := AdminProfile{Name: p.Name, Strategy: string(p.Strategy), ToolMode: p.ToolMode}
-		if ap.Strategy == "" {
-			ap.Strategy = string(StrategyAuto)
-		}
-		if ix := p.index(); ix != nil {
-			ap.Tools, ap.Version = ix.Catalog().Len(), ix.Catalog().Version()
-		}
-		out = append(out, ap)
+func (v *View) adminProfiles(w http.ResponseWriter, r *http.Request) {
+	out := []AdminProfile{}
+	if v.opt.Profiles != nil {
+		out = v.opt.Profiles()
 	}
-	slices.SortFunc(out, func(a, b AdminProfile) int {
-		switch {
-		case a.Name == DefaultProfile:
-			return -1
-		case b.Name == DefaultProfile:
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
 	writeJSON(w, http.StatusOK, struct {
 		Profiles []AdminProfile `json:"profiles"`
 	}{out})
-}
-
-// adminTools runs a /v1/tools handler for the profile ?profile= names (default: the
-// default profile), as a caller that may choose any.
-func (s *Server) adminTools(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.Header.Del(HeaderProfile)
-		if p := r.URL.Query().Get("profile"); p != "" {
-			r2.Header.Set(HeaderProfile, p)
-		}
-		h(w, r2)
-	}
 }

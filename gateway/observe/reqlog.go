@@ -1,21 +1,17 @@
-package gateway
+package observe
 
 import (
-	"hash/fnv"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends"
 )
 
-// The operator's view of requests: a bounded log of the latest ones (GET
-// /admin/requests), the live statistics of /admin/events (live.go) and the request's
-// spans (trace.go) are all fed from record, once per request, from what the exchange
-// holds. None of them ever holds a prompt, a message or a tool's arguments.
+// The request log: a bounded ring of the latest requests (GET /admin/requests), each with
+// why it missed the engine's cache where the gateway knows. None of it ever holds a
+// prompt, a message or a tool's arguments.
 
 // Why a request's prompt was not served from the engine's cache, where the gateway
 // knows (RequestRecord.Miss).
@@ -75,60 +71,6 @@ type RequestRecord struct {
 	CatalogVersion string `json:"catalog_version,omitempty"`
 	// Miss says why the cache missed, where the gateway knows (Miss* constants).
 	Miss string `json:"miss,omitempty"`
-}
-
-// watched is what the operator's views need of a request beyond the exchange's own
-// bookkeeping: the model asked for and answered with, each upstream round's prompt,
-// the loaded set each round saw, and the request's spans (nil when tracing is off).
-type watched struct {
-	reqModel, respModel string
-	rounds              int
-	noted               bool // a round's usage was noted
-	firstPrompt         int
-	firstCached         int
-	firstKnown          bool // the first round reported its cached tokens
-	lastPrompt          int
-	loadedFirst         uint64 // under remove: the loaded set of the first and last rounds
-	loadedLast          uint64
-	loadedMoved         bool // and whether it changed between rounds
-
-	span, round, upstream trace.Span // nil when tracing is off, or once ended
-	failed                error      // what serve got from run, for the spans' status
-}
-
-// noteRound keeps what the request log needs of one upstream answer's usage.
-func (w *watched) noteRound(u *oai.Usage) {
-	if u == nil {
-		return
-	}
-	if !w.noted {
-		w.noted = true
-		w.firstPrompt = u.PromptTokens
-		if d := u.PromptTokensDetails; d != nil {
-			w.firstCached, w.firstKnown = d.CachedTokens, true
-		}
-	}
-	w.lastPrompt = u.PromptTokens
-}
-
-// noteLoaded records, under remove, the loaded set round n sends the engine.
-func (s *Server) noteLoaded(x *exchange, p *toolPlan) {
-	if p == nil || p.strategy != StrategyRemove {
-		return
-	}
-	h := fnv.New64a()
-	for _, name := range s.active(p) {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-	}
-	sum := h.Sum64()
-	w := &x.ops
-	if w.rounds <= 1 {
-		w.loadedFirst = sum
-	} else if sum != w.loadedLast {
-		w.loadedMoved = true
-	}
-	w.loadedLast = sum
 }
 
 // requestLog is the ring of the latest requests, and what the miss reasons need of
@@ -219,26 +161,24 @@ func missSlack(prev int) int { return min(128, prev/10) }
 // missReason explains, for a request with a thread, why the engine did not serve its
 // prompt from cache, and remembers the request for the thread's next one. "" when the
 // gateway does not know, or nothing was missed.
-func (l *requestLog) missReason(x *exchange) string {
-	p := x.plan
-	if p == nil || p.thread == "" || x.usage == nil || x.status != http.StatusOK {
+func (l *requestLog) missReason(w *Request, e *Ended) string {
+	if e.Thread == "" || e.Usage == nil || e.Status != http.StatusOK {
 		return ""
 	}
-	w := &x.ops
-	cur := threadSeen{version: p.cat.Version(), loaded: w.loadedLast, lastPrompt: w.lastPrompt}
+	cur := threadSeen{version: e.CatalogVersion, loaded: w.loadedLast, lastPrompt: w.lastPrompt}
 	l.mu.Lock()
-	prev, known := l.threads.by[p.thread]
-	l.threads.put(p.thread, cur)
+	prev, known := l.threads.by[e.Thread]
+	l.threads.put(e.Thread, cur)
 	l.mu.Unlock()
 	switch {
 	case !known:
-		if firstOfThread(p) {
+		if e.Opens != nil && e.Opens.OpensThread() {
 			return MissNewThread
 		}
 		return "" // seen by another instance, or before a restart
 	case prev.version != cur.version:
 		return MissCatalogChanged
-	case p.strategy == StrategyRemove && (prev.loaded != w.loadedFirst || w.loadedMoved):
+	case e.Remove && (prev.loaded != w.loadedFirst || w.loadedMoved):
 		return MissLoadedSetChanged
 	case w.firstKnown && w.firstPrompt >= prev.lastPrompt && w.firstCached+missSlack(prev.lastPrompt) < prev.lastPrompt:
 		return MissEngineEvicted
@@ -246,51 +186,30 @@ func (l *requestLog) missReason(x *exchange) string {
 	return ""
 }
 
-// firstOfThread says whether the client's messages (with the thread's hidden exchanges
-// spliced in) hold no assistant message: the conversation starts with this request.
-func firstOfThread(p *toolPlan) bool {
-	for i, m := range p.messages {
-		if i >= p.clientMsgs {
-			break
-		}
-		if role, ok := oai.Get(m, "role"); ok && string(role) == `"assistant"` {
-			return false
-		}
-	}
-	return true
-}
-
-// watch feeds the request log, the live statistics and the request's span with x.
-func (s *Server) watch(x *exchange, total time.Duration) {
+// record is the request log's line for a request that ended.
+func (v *View) record(o *Request, e *Ended) RequestRecord {
 	rec := RequestRecord{
-		Time: x.start.UTC(), RequestID: x.id, Key: x.caller.label(), Door: x.door, Model: x.ops.reqModel,
-		Backend: x.backend, Replica: x.replica, Strategy: string(x.strategy), Stream: x.stream, Status: x.status,
-		DurationMS: ms(total), Rounds: x.ops.rounds,
+		Time: e.Start.UTC(), RequestID: e.ID, Key: e.Key, Door: e.Door, Model: o.Model, Profile: e.Profile,
+		Backend: e.Backend, Replica: e.Replica, Strategy: e.Strategy, Stream: e.Stream, Status: e.Status,
+		DurationMS: ms(e.Total), Rounds: o.rounds,
+		Thread: e.Thread, CatalogVersion: e.CatalogVersion, DisabledCalls: e.DisabledCalls,
 	}
-	if x.stream && x.ttft > 0 {
-		rec.TTFTMS = ms(x.ttft)
+	if e.Stream && e.TTFT > 0 {
+		rec.TTFTMS = ms(e.TTFT)
 	}
-	if x.prof != nil {
-		rec.Profile = x.prof.Name
-	}
-	if p := x.plan; p != nil {
-		rec.Thread, rec.CatalogVersion, rec.DisabledCalls = p.thread, p.cat.Version(), p.strays
-	}
-	if u := x.usage; u != nil {
-		if !x.ops.noted { // relayed: one round the loop did not read
-			x.ops.noteRound(u)
+	if u := e.Usage; u != nil {
+		if !o.noted { // relayed: one round the loop did not read
+			o.noteRound(u)
 		}
-		a := accounting(u, x.cache)
+		a := e.Account
 		rec.PromptTokens, rec.ComputedTokens, rec.CompletionTokens = &a.Prompt, &a.Computed, &u.CompletionTokens
 		if u.PromptTokensDetails != nil {
 			rec.CachedTokens = &a.Cached
 		}
-		rec.CacheSource = string(x.cache)
-		rec.Miss = s.reqlog.missReason(x)
+		rec.CacheSource = e.Cache
+		rec.Miss = v.reqlog.missReason(o, e)
 	}
-	s.live.add(x, &rec, total)
-	s.endSpan(x, &rec)
-	s.reqlog.add(&rec) // last: a request in the log is in everything else
+	return rec
 }
 
 func ms(d time.Duration) float64 {
@@ -299,19 +218,20 @@ func ms(d time.Duration) float64 {
 
 // requests serves GET /admin/requests?limit=N: the latest N requests (default 100, at
 // most the log's size), newest first.
-func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
+func (v *View) requests(w http.ResponseWriter, r *http.Request) {
 	n := 100
 	if raw := r.URL.Query().Get("limit"); raw != "" {
-		v, err := strconv.Atoi(raw)
-		if err != nil || v < 1 {
-			writeError(w, s.log, badRequest("limit must be a positive integer", "limit"))
+		limit, err := strconv.Atoi(raw)
+		if err != nil || limit < 1 {
+			v.opt.WriteError(w, &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "limit",
+				Message: "limit must be a positive integer"})
 			return
 		}
-		n = v
+		n = limit
 	}
-	recs := s.reqlog.latest(n)
+	recs := v.reqlog.latest(n)
 	writeJSON(w, http.StatusOK, struct {
 		Capacity int             `json:"capacity"`
 		Data     []RequestRecord `json:"data"`
-	}{len(s.reqlog.ring), recs})
+	}{len(v.reqlog.ring), recs})
 }

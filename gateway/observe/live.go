@@ -1,17 +1,14 @@
-package gateway
+package observe
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// Live statistics: record adds every request to in-memory counters per backend ×
+// Live statistics: RequestEnded adds every request to in-memory counters per backend ×
 // profile × strategy (cumulative, per second for rates, and a sliding window of TTFT
 // and TPOT samples for percentiles), and GET /admin/events streams a snapshot of them
 // every EventInterval to each subscriber (the dashboard, `gateway stats`). Nothing here
@@ -111,29 +108,6 @@ type LiveEstimate struct {
 	SecondsPerSession float64 `json:"seconds_per_session"`
 }
 
-// explainAuto fills the rows of profiles on auto with the chooser's latest decisions.
-func (s *Server) explainAuto(rows []LiveRow) {
-	ex, ok := s.opt.Chooser.(Explainer)
-	if !ok {
-		return
-	}
-	for i := range rows {
-		r := &rows[i]
-		if r.AutoChoice == "" {
-			continue
-		}
-		d, ok := ex.Explain(r.Profile, r.Backend)
-		if !ok {
-			continue
-		}
-		a := &LiveAuto{Strategy: string(d.Strategy), Reason: d.Reason, Estimates: make([]LiveEstimate, len(d.Estimates))}
-		for j, e := range d.Estimates {
-			a.Estimates[j] = LiveEstimate{Strategy: string(e.Strategy), SecondsPerSession: e.Seconds}
-		}
-		r.Auto = a
-	}
-}
-
 // Percentiles of the samples in the window; null without samples.
 type Percentiles struct {
 	P50 *float64 `json:"p50"`
@@ -188,7 +162,7 @@ type liveRow struct {
 	ttft, tpot                                                       samples
 }
 
-// liveStats are the counters record feeds.
+// liveStats are the counters RequestEnded feeds.
 type liveStats struct {
 	mu      sync.Mutex
 	start   time.Time
@@ -202,9 +176,9 @@ func newLiveStats(now time.Time) *liveStats {
 }
 
 // add counts one finished request.
-func (l *liveStats) add(x *exchange, rec *RequestRecord, total time.Duration) {
-	k := liveKey{backend: x.backend, profile: rec.Profile, strategy: rec.Strategy}
-	end := x.start.Add(total)
+func (l *liveStats) add(e *Ended, rec *RequestRecord) {
+	k := liveKey{backend: e.Backend, profile: rec.Profile, strategy: rec.Strategy}
+	end := e.Start.Add(e.Total)
 	sec := end.Unix()
 	var prompt, cached, computed, completion int64
 	if rec.PromptTokens != nil {
@@ -221,7 +195,7 @@ func (l *liveStats) add(x *exchange, rec *RequestRecord, total time.Duration) {
 		l.rows[k] = row
 	}
 	row.requests++
-	if x.status >= 400 {
+	if e.Status >= 400 {
 		row.errors++
 	}
 	row.prompt += prompt
@@ -244,20 +218,20 @@ func (l *liveStats) add(x *exchange, rec *RequestRecord, total time.Duration) {
 	h.Requests++
 	h.Prompt += prompt
 	h.Cached += cached
-	if x.stream && x.ttft > 0 && x.status == http.StatusOK {
-		row.ttft.add(end, ms(x.ttft))
+	if e.Stream && e.TTFT > 0 && e.Status == http.StatusOK {
+		row.ttft.add(end, ms(e.TTFT))
 		// Time per output token: from the first chunk to the last, over the tokens
 		// after the first.
 		if n := completion - 1; n > 0 {
-			decode := total - x.ttft
-			if x.lastFrame > x.ttft {
-				decode = x.lastFrame - x.ttft
+			decode := e.Total - e.TTFT
+			if e.LastFrame > e.TTFT {
+				decode = e.LastFrame - e.TTFT
 			}
 			row.tpot.add(end, ms(decode)/float64(n))
 		}
 	}
-	if p := x.plan; p != nil && x.prof != nil && (x.prof.Strategy == StrategyAuto || x.prof.Strategy == "") {
-		l.auto[[2]string{x.backend, x.prof.Name}] = string(p.strategy)
+	if e.Chose != "" && e.Auto {
+		l.auto[[2]string{e.Backend, e.Profile}] = e.Chose
 	}
 }
 
@@ -350,191 +324,4 @@ func percentiles(v []float64) Percentiles {
 		return &x
 	}
 	return Percentiles{P50: at(0.50), P95: at(0.95), N: len(v)}
-}
-
-// eventHub fans snapshots out to the event streams. Its publisher runs only while
-// someone listens: it starts with the first subscriber and ends with the last, or when
-// the hub closes (shutdown).
-type eventHub struct {
-	mu      sync.Mutex
-	subs    map[*subscriber]struct{}
-	running bool
-	closed  bool
-}
-
-type subscriber struct {
-	ch   chan []byte
-	gone chan struct{} // closed when dropped or the hub closes
-	slow atomic.Bool   // dropped for falling behind
-	once sync.Once
-}
-
-func (sub *subscriber) drop() { sub.once.Do(func() { close(sub.gone) }) }
-
-var (
-	errTooManyStreams = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "too_many_streams", RetryAfter: "5",
-		Message: "too many admin event streams are open; close one"}
-	errEventsClosed = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "server_shutting_down",
-		Message: "the gateway is shutting down"}
-)
-
-// join adds a subscriber, starting the publisher if it is the first.
-func (s *Server) join() (*subscriber, error) {
-	h := &s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed || s.stopping.Err() != nil {
-		return nil, errEventsClosed
-	}
-	if len(h.subs) >= maxSubscribers {
-		return nil, errTooManyStreams
-	}
-	if h.subs == nil {
-		h.subs = map[*subscriber]struct{}{}
-	}
-	sub := &subscriber{ch: make(chan []byte, subscriberQueue), gone: make(chan struct{})}
-	h.subs[sub] = struct{}{}
-	if !h.running {
-		h.running = true
-		go s.publish()
-	}
-	return sub, nil
-}
-
-func (s *Server) leave(sub *subscriber) {
-	s.hub.mu.Lock()
-	delete(s.hub.subs, sub)
-	s.hub.mu.Unlock()
-	sub.drop()
-}
-
-// CloseEvents ends every admin event stream and refuses new ones: for the start of a
-// graceful shutdown (http.Server.RegisterOnShutdown), since a stream that never ends
-// would hold the shutdown for its whole grace period. Stop does it too.
-func (s *Server) CloseEvents() {
-	h := &s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for sub := range h.subs {
-		sub.drop()
-	}
-}
-
-// publish sends a snapshot to every subscriber each interval; one whose queue is full
-// (it does not read) is dropped, never waited for.
-func (s *Server) publish() {
-	t := time.NewTicker(s.opt.EventInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopping.Done():
-			s.CloseEvents()
-		case <-t.C:
-		}
-		h := &s.hub
-		h.mu.Lock()
-		if len(h.subs) == 0 || h.closed {
-			h.running = false
-			h.mu.Unlock()
-			return
-		}
-		n := len(h.subs)
-		h.mu.Unlock()
-		b := s.snapshotJSON(false, n)
-		h.mu.Lock()
-		for sub := range h.subs {
-			select {
-			case sub.ch <- b:
-			default:
-				delete(h.subs, sub)
-				sub.slow.Store(true)
-				sub.drop()
-				s.log.Warn("admin event stream dropped: the client does not keep up")
-			}
-		}
-		h.mu.Unlock()
-	}
-}
-
-// snapshotJSON is one event's data.
-func (s *Server) snapshotJSON(history bool, subscribers int) []byte {
-	snap := s.live.snapshot(s.now(), history)
-	s.explainAuto(snap.Rows)
-	snap.IntervalMS = s.opt.EventInterval.Milliseconds()
-	snap.Subscribers = subscribers
-	if s.store != nil {
-		ctx, cancel := context.WithTimeout(s.stopping, time.Second)
-		st, err := s.store.Stats(ctx)
-		cancel()
-		if err != nil {
-			snap.ThreadsError = "the state store did not answer"
-		} else {
-			lt := &LiveThreads{Count: st.Threads, Bytes: st.Bytes}
-			if !st.OldestAccess.IsZero() {
-				t := st.OldestAccess.UTC()
-				lt.OldestAccess = &t
-			}
-			snap.Threads = lt
-		}
-	}
-	b, _ := json.Marshal(snap)
-	return b
-}
-
-// events serves GET /admin/events: Server-Sent Events, one LiveSnapshot per
-// EventInterval, the first at once and with history. A client that falls
-// subscriberQueue events behind, or whose write blocks for eventsWriteTimeout, is
-// dropped; the stream ends when the gateway shuts down.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	sub, err := s.join()
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	defer s.leave(sub)
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	s.hub.mu.Lock()
-	n := len(s.hub.subs)
-	s.hub.mu.Unlock()
-	first := append([]byte("retry: 2000\n\n"), sseFrame(s.snapshotJSON(true, n))...)
-	send := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(eventsWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	if !send(first) {
-		return
-	}
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-sub.gone:
-			if sub.slow.Load() {
-				// Dropped for not reading: abort the connection rather than end the
-				// response and leave it open for another request.
-				panic(http.ErrAbortHandler)
-			}
-			return
-		case b := <-sub.ch:
-			if !send(sseFrame(b)) {
-				return
-			}
-		}
-	}
-}
-
-func sseFrame(data []byte) []byte {
-	out := make([]byte, 0, len(data)+8)
-	out = append(out, "data: "...)
-	out = append(out, data...)
-	return append(out, '\n', '\n')
 }
