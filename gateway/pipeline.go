@@ -68,13 +68,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
 	r = s.startSpan(r, x) // the request's span (trace.go); r as it was when tracing is off
-	release, err := s.admitKey(r.Context(), x.caller)
+	release, err := s.access.Admit(r.Context(), x.caller.key)
 	if err == nil {
 		defer release()
 		err = s.run(w, r, x, d)
-		s.charge(context.WithoutCancel(r.Context()), x.caller, x.usage)
+		s.access.Charge(context.WithoutCancel(r.Context()), s.log, x.caller.key, x.usage)
 		if x.prof != nil && x.prof.limitKey != nil {
-			s.charge(context.WithoutCancel(r.Context()), caller{key: x.prof.limitKey}, x.usage)
+			s.access.Charge(context.WithoutCancel(r.Context()), s.log, x.prof.limitKey, x.usage)
 		}
 	}
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
 	}
-	if err := s.allow(x.caller, env.Model, rt); err != nil {
+	if err := s.access.Allow(x.caller.key, env.Model, rt.up.Name, rt.up.Backend); err != nil {
 		return err
 	}
 	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
@@ -166,7 +166,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		x.maxHeld = defaultMaxResponseBytes
 	}
 	x.strategy = StrategyEager // every tool the client sent reaches the model unchanged
-	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
+	release, err := s.access.AdmitBackend(r.Context(), x.caller.key, rt.up.Name, rt.up.QueueTimeout)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/gateway/door"
 	"github.com/maskgate/maskgate/gateway/responses"
 	"github.com/maskgate/maskgate/gateway/wsock"
@@ -295,7 +296,7 @@ func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []by
 	// The transport's fields go; the rest is the body, in one copy.
 	body := obj.Edit(oai.Edit{Key: "type", Delete: true}, oai.Edit{Key: "stream", Delete: true}, oai.Edit{Key: "generate", Delete: true})
 	id := newRequestID("")
-	ctx = context.WithValue(context.WithValue(ctx, requestIDKey{}, id), callerKey{}, callerOf(base.Context()))
+	ctx = access.WithKey(context.WithValue(ctx, requestIDKey{}, id), access.KeyOf(base.Context()))
 	r := base.Clone(ctx)
 	r.Body = http.NoBody
 	w := &socketWriter{h: http.Header{HeaderRequestID: {id}}}

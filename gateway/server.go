@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -166,7 +167,7 @@ type Server struct {
 	known    knownTools // tools arrays the envelope scan validated, per caller
 	threads  state.Threads
 	budgets  tenant.Budgets
-	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
+	access   *access.Guard // authentication, keys' limits, backends' gates
 
 	responses *responseStore
 	sockets   wsock.Registry
@@ -248,7 +249,6 @@ func New(o Options) *Server {
 		mux:       http.NewServeMux(),
 		threads:   state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
 		budgets:   o.Budgets,
-		gates:     map[string]*tenant.Gate{},
 	}
 	if s.budgets == nil {
 		s.budgets = tenant.Local(tenant.NewLimiter(o.Now))
@@ -268,21 +268,17 @@ func New(o Options) *Server {
 	if o.TracerProvider != nil {
 		s.tracer = o.TracerProvider.Tracer(TracerName)
 	}
-	for _, u := range o.Upstreams {
-		if u.MaxInFlight > 0 {
-			s.gates[u.Name] = tenant.NewGate(u.MaxInFlight, u.MaxQueue)
-		}
-	}
-	s.handle("/v1/chat/completions", http.MethodPost, s.authenticate(s.chatCompletions))
-	s.handle("/v1/messages", http.MethodPost, s.authenticate(s.messages))
-	s.handle("/v1/messages/count_tokens", http.MethodPost, s.authenticate(s.countMessageTokens))
-	s.mux.HandleFunc("/v1/responses", s.authenticate(s.responsesRoot))
-	s.handle("/v1/responses/compact", http.MethodPost, s.authenticate(s.compactResponse))
-	s.handle("/v1/responses/input_tokens", http.MethodPost, s.authenticate(s.responseInputTokens))
-	s.mux.HandleFunc("/v1/responses/", s.authenticate(s.responseByID))
-	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
-	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))
-	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
+	s.access = newAccess(s)
+	s.handle("/v1/chat/completions", http.MethodPost, s.access.Authenticate(s.chatCompletions))
+	s.handle("/v1/messages", http.MethodPost, s.access.Authenticate(s.messages))
+	s.handle("/v1/messages/count_tokens", http.MethodPost, s.access.Authenticate(s.countMessageTokens))
+	s.mux.HandleFunc("/v1/responses", s.access.Authenticate(s.responsesRoot))
+	s.handle("/v1/responses/compact", http.MethodPost, s.access.Authenticate(s.compactResponse))
+	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(s.responseInputTokens))
+	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(s.responseByID))
+	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(s.models))
+	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(s.tools))
+	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(s.toolSearch))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	s.mux.HandleFunc("/admin/", s.admin)
