@@ -24,7 +24,7 @@ type doorway interface {
 	decode(r *http.Request, body []byte) (*request, error)
 	// sink is where the answer to q goes: events over SSE when it streams, one object
 	// when it does not.
-	sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink
+	sink(w http.ResponseWriter, x *exchange, q *request) door.Sink
 	// writeError answers err before anything was written, in the door's own envelope.
 	writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError
 }
@@ -65,7 +65,7 @@ type request struct {
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
-	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
+	x := &exchange{id: requestID(r.Context()), start: s.now(), now: s.now, backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
 	r = s.startSpan(r, x) // the request's span (trace.go); r as it was when tracing is off
 	release, err := s.access.Admit(r.Context(), x.caller.key)
@@ -183,7 +183,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if plan == nil {
 		if nd, ok := d.(nativeDoor); ok {
 			if p, ok := rt.up.Backend.(backends.DoorPasser); ok && p.PassesDoor(nd.native()) {
-				return s.passNative(w, r, x, p, nd, raw, env.Stream)
+				return passNative(w, r, x, p, nd, raw, env.Stream)
 			}
 		}
 	}
@@ -226,7 +226,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 
 // streamLoop runs the loop with d's sink, and keep-alives while it streams.
 func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange, d doorway, be backends.Backend, q *request, plan *toolPlan, managed bool) error {
-	sk := d.sink(s, w, x, q)
+	sk := d.sink(w, x, q)
 	stop := s.startKeepAlive(w, x, d, q.env.Stream)
 	defer stop()
 	return s.loop(r, x, be, q, plan, managed, sk)
@@ -265,7 +265,7 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 		defer stop()
 		return s.relay(w, r, x, resp, dropUsage)
 	}
-	return s.whole(w, x, resp)
+	return whole(w, x, resp)
 }
 
 // doorError is ae as a door writes it.

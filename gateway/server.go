@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/maskgate/maskgate/gateway/access"
+	"github.com/maskgate/maskgate/gateway/respstore"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -169,7 +170,7 @@ type Server struct {
 	budgets  tenant.Budgets
 	access   *access.Guard // authentication, keys' limits, backends' gates
 
-	responses *responseStore
+	responses *respstore.Store
 	sockets   wsock.Registry
 
 	catalogs  catalogCache
@@ -240,7 +241,7 @@ func New(o Options) *Server {
 		_, _ = rand.Read(o.ThreadSecret) // never fails (crypto/rand)
 	}
 	s := &Server{
-		responses: newResponseStore(o.StoreBytes, o.StoreTTL, o.Now),
+		responses: respstore.New(o.StoreBytes, o.StoreTTL, o.Now),
 		opt:       o,
 		router:    newRouter(o.Upstreams),
 		metrics:   newMetrics(o.Registry),
@@ -269,14 +270,15 @@ func New(o Options) *Server {
 		s.tracer = o.TracerProvider.Tracer(TracerName)
 	}
 	s.access = newAccess(s)
-	s.handle("/v1/chat/completions", http.MethodPost, s.access.Authenticate(s.chatCompletions))
-	s.handle("/v1/messages", http.MethodPost, s.access.Authenticate(s.messages))
-	s.handle("/v1/messages/count_tokens", http.MethodPost, s.access.Authenticate(s.countMessageTokens))
-	s.mux.HandleFunc("/v1/responses", s.access.Authenticate(s.responsesRoot))
-	s.handle("/v1/responses/compact", http.MethodPost, s.access.Authenticate(s.compactResponse))
-	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(s.responseInputTokens))
-	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(s.responseByID))
-	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(s.models))
+	d := newDoors(s)
+	s.handle("/v1/chat/completions", http.MethodPost, s.access.Authenticate(d.chat.ServeHTTP))
+	s.handle("/v1/messages", http.MethodPost, s.access.Authenticate(d.messages.create))
+	s.handle("/v1/messages/count_tokens", http.MethodPost, s.access.Authenticate(d.messages.countTokens))
+	s.mux.HandleFunc("/v1/responses", s.access.Authenticate(d.responses.root))
+	s.handle("/v1/responses/compact", http.MethodPost, s.access.Authenticate(d.responses.compact))
+	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(d.responses.inputTokens))
+	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(d.responses.byID))
+	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(d.models.ServeHTTP))
 	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(s.tools))
 	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(s.toolSearch))
 	s.handle("/healthz", http.MethodGet, s.healthz)
