@@ -39,7 +39,7 @@ func limitsUnavailable(err error) error { return access.Unavailable(err) }
 // newAccess is the edge of s's /v1/ requests: its keys, budgets and metrics, a gate per
 // upstream that caps its requests in flight, and refusals in the client's envelope.
 func newAccess(s *Server) *access.Guard {
-	g := &access.Guard{Keys: s.opt.Keys, Budgets: s.budgets, Gates: map[string]*tenant.Gate{},
+	g := &access.Guard{Keys: s.opt.Keys, Budgets: s.budgets, Gates: map[string]*tenant.Gate{}, Log: s.log,
 		Metrics: access.Metrics{Rejected: s.metrics.rejected, KeyTokens: s.metrics.keyTokens, InFlight: s.metrics.inFlight, Queued: s.metrics.queued},
 		Refuse:  func(w http.ResponseWriter, r *http.Request, err error) { writeErrorAs(w, s.log, err, envelopeFor(r)) }}
 	for _, u := range s.opt.Upstreams {

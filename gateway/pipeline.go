@@ -72,9 +72,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	if err == nil {
 		defer release()
 		err = s.run(w, r, x, d)
-		s.access.Charge(context.WithoutCancel(r.Context()), s.log, x.caller.key, x.usage)
+		s.access.Charge(context.WithoutCancel(r.Context()), x.caller.key, x.usage)
 		if x.prof != nil && x.prof.limitKey != nil {
-			s.access.Charge(context.WithoutCancel(r.Context()), s.log, x.prof.limitKey, x.usage)
+			s.access.Charge(context.WithoutCancel(r.Context()), x.prof.limitKey, x.usage)
 		}
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package access
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -44,8 +43,8 @@ func (g *Guard) Admit(ctx context.Context, k *tenant.Key) (release func(), err e
 }
 
 // Charge spends the answer's tokens from k's budget, and counts them. A failure to
-// charge is logged to log: the answer is out, and the next admissions will show it.
-func (g *Guard) Charge(ctx context.Context, log *slog.Logger, k *tenant.Key, u *oai.Usage) {
+// charge is only logged: the answer is out, and the next admissions will show it.
+func (g *Guard) Charge(ctx context.Context, k *tenant.Key, u *oai.Usage) {
 	if u == nil {
 		return
 	}
@@ -54,7 +53,7 @@ func (g *Guard) Charge(ctx context.Context, log *slog.Logger, k *tenant.Key, u *
 		if err := g.Budgets.Charge(ctx, k, n); err != nil {
 			// The answer is out; the tokens go uncharged. Logged: a store that keeps failing
 			// shows in the 503s of the next admissions.
-			log.Warn("tokens not charged: shared limits unavailable", "key", Label(k), "tokens", n, "error", err)
+			g.log().Warn("tokens not charged: shared limits unavailable", "key", Label(k), "tokens", n, "error", err)
 		}
 	}
 	if n > 0 && g.Metrics.KeyTokens != nil {

@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -29,6 +30,9 @@ type Guard struct {
 	// Metrics count what the guard refused, admitted and charged. A nil vector counts
 	// nothing.
 	Metrics Metrics
+	// Log receives what the guard cannot tell the client (tokens it could not charge).
+	// If nil, it is discarded.
+	Log *slog.Logger
 	// Refuse writes err (a *backends.Error) before anything else was written, in the
 	// envelope of r's door. If nil, a plain-text status.
 	Refuse func(w http.ResponseWriter, r *http.Request, err error)
@@ -101,6 +105,13 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, err *backends.Err
 		return
 	}
 	http.Error(w, err.Message, err.Status)
+}
+
+func (g *Guard) log() *slog.Logger {
+	if g.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return g.Log
 }
 
 // reject counts a refusal of key's request for reason.
