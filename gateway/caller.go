@@ -27,6 +27,7 @@ func (c caller) label() string { return access.Label(c.key) }
 // callerOf is the caller authentication put in ctx; anonymous if none.
 func callerOf(ctx context.Context) caller { return caller{key: access.KeyOf(ctx)} }
 
+// quote is s as a JSON string, for messages that name what the client sent.
 func quote(s string) string { return `"` + jsonEscape(s) + `"` }
 
 // DefaultQueueTimeout is an Upstream's QueueTimeout when it has none.
