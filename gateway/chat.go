@@ -30,6 +30,7 @@ const (
 type exchange struct {
 	id        string // the request id
 	start     time.Time
+	now       func() time.Time // the server's clock, for what the request's writes take
 	backend   string
 	reasoning *reasoningName // the backend's name for reasoning in history; nil before routing
 	// historyReasoning: some message the client sent mentions reasoning, so the body may
@@ -119,7 +120,7 @@ func usageOptions(req *oai.Object) []byte {
 
 // whole answers with a complete chat.completion object, byte for byte as the backend
 // produced it.
-func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Response) error {
+func whole(w http.ResponseWriter, x *exchange, resp *backends.Response) error {
 	var parsed struct {
 		Usage *oai.Usage `json:"usage"`
 	}
@@ -129,14 +130,14 @@ func (s *Server) whole(w http.ResponseWriter, x *exchange, resp *backends.Respon
 	}
 	x.usage = parsed.Usage
 	x.cache = cacheSource(resp.Cache, parsed.Usage)
-	s.writeWhole(w, x, http.StatusOK, resp.Body)
+	writeWhole(w, x, http.StatusOK, resp.Body)
 	return nil
 }
 
 // writeWhole sends a whole answer, whatever its door, with the gateway's headers:
 // strategy, cache source and the accounting of x.usage. A failed write is the client
 // gone (499 in logs and metrics).
-func (s *Server) writeWhole(w http.ResponseWriter, x *exchange, status int, body []byte) {
+func writeWhole(w http.ResponseWriter, x *exchange, status int, body []byte) {
 	if x.cache == "" {
 		x.cache = backends.CacheUnknown
 	}
@@ -149,9 +150,9 @@ func (s *Server) writeWhole(w http.ResponseWriter, x *exchange, status int, body
 	setAccounting(h, "", x.usage, x.cache)
 	x.committed = true
 	w.WriteHeader(status)
-	t := s.now()
+	t := x.now()
 	_, err := w.Write(body)
-	x.client += s.now().Sub(t)
+	x.client += x.now().Sub(t)
 	if err != nil {
 		x.status = StatusClientClosed
 	}

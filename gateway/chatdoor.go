@@ -30,22 +30,27 @@ func (d chatDoor) decode(r *http.Request, body []byte) (*request, error) {
 	return &request{body: body, env: env}, nil
 }
 
-func (chatDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
-	return &chatSink{s: s, w: w, x: x, includeUsage: q.env.IncludeUsage}
+func (chatDoor) sink(w http.ResponseWriter, x *exchange, q *request) door.Sink {
+	return &chatSink{w: w, x: x, includeUsage: q.env.IncludeUsage}
 }
 
 func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
 	return writeError(w, log, err)
 }
 
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, chatDoor{known: &s.known})
+// chatAPI is the handler of POST /v1/chat/completions.
+type chatAPI struct {
+	host  *doorHost
+	known *knownTools
+}
+
+func (a chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.host.serve(w, r, chatDoor{known: a.known})
 }
 
 // chatSink writes the tool loop's answer as Chat Completions: chunks over SSE, or the
 // backend's last whole answer with the request's usage.
 type chatSink struct {
-	s            *Server
 	w            http.ResponseWriter
 	x            *exchange
 	rc           *http.ResponseController
@@ -65,7 +70,7 @@ func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
 	if err != nil {
 		return err
 	}
-	c.s.writeWhole(c.w, c.x, http.StatusOK, out) // the loop set x.usage and x.cache
+	writeWhole(c.w, c.x, http.StatusOK, out) // the loop set x.usage and x.cache
 	return nil
 }
 
@@ -129,7 +134,7 @@ func (c *chatSink) chunk(d oai.Delta, finish *string, usage *oai.Usage) error {
 
 // send writes one frame and flushes it; an error means the client is gone.
 func (c *chatSink) send(parts ...[]byte) error {
-	return sendFrame(c.s, c.w, c.rc, c.x, parts...)
+	return sendFrame(c.w, c.rc, c.x, parts...)
 }
 
 // keepAliveFrame is an SSE comment: OpenAI's streams have no keep-alive chunk, and a
@@ -155,13 +160,13 @@ func commitStream(w http.ResponseWriter, x *exchange) {
 }
 
 // sendFrame writes parts and flushes them, counting the time as the client's.
-func sendFrame(s *Server, w http.ResponseWriter, rc *http.ResponseController, x *exchange, parts ...[]byte) error {
-	t := s.now()
-	defer func() { x.client += s.now().Sub(t) }()
+func sendFrame(w http.ResponseWriter, rc *http.ResponseController, x *exchange, parts ...[]byte) error {
+	t := x.now()
+	defer func() { x.client += x.now().Sub(t) }()
 	if x.ttft == 0 {
-		x.ttft = s.now().Sub(x.start)
+		x.ttft = x.now().Sub(x.start)
 	}
-	x.lastFrame = s.now().Sub(x.start)
+	x.lastFrame = x.now().Sub(x.start)
 	x.keep.lock()
 	defer x.keep.unlock(false)
 	for _, p := range parts {
@@ -175,7 +180,6 @@ func sendFrame(s *Server, w http.ResponseWriter, rc *http.ResponseController, x 
 // sseEvents writes a door's events as named server-sent events, committing the
 // stream's headers at the first.
 type sseEvents struct {
-	s  *Server
 	w  http.ResponseWriter
 	x  *exchange
 	rc *http.ResponseController
@@ -192,9 +196,9 @@ func (e *sseEvents) Event(name string, data []byte) error {
 		e.rc = http.NewResponseController(e.w)
 	}
 	if name == "" {
-		return sendFrame(e.s, e.w, e.rc, e.x, sseData, data, sseEnd)
+		return sendFrame(e.w, e.rc, e.x, sseData, data, sseEnd)
 	}
-	return sendFrame(e.s, e.w, e.rc, e.x, sseEvent, []byte(name), sseLine, sseData, data, sseEnd)
+	return sendFrame(e.w, e.rc, e.x, sseEvent, []byte(name), sseLine, sseData, data, sseEnd)
 }
 
 // bodySink is a door's sink that, not streaming, has its whole answer at End.
@@ -206,7 +210,6 @@ type bodySink interface {
 // wholeOut sends a door's whole answer once its sink has it, with the gateway's headers.
 type wholeOut struct {
 	bodySink
-	s *Server
 	w http.ResponseWriter
 	x *exchange
 }
@@ -215,6 +218,6 @@ func (o *wholeOut) End(finish string, usage *oai.Usage) error {
 	if err := o.bodySink.End(finish, usage); err != nil {
 		return err
 	}
-	o.s.writeWhole(o.w, o.x, http.StatusOK, o.Body())
+	writeWhole(o.w, o.x, http.StatusOK, o.Body())
 	return nil
 }

@@ -9,9 +9,10 @@ import (
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/responses"
+	"github.com/maskgate/maskgate/gateway/respstore"
 )
 
-// compactResponse is POST /v1/responses/compact, OpenAI's compaction of a Responses
+// compact is POST /v1/responses/compact, OpenAI's compaction of a Responses
 // conversation (Codex's remote compaction): the request's input, with the compaction
 // instruction appended as the last user message, runs as one ordinary response through
 // the Responses door and the pipeline (same routing, limits, strategy and engine; the
@@ -21,22 +22,22 @@ import (
 // sent, then one compaction item whose encrypted_content carries the summary in the
 // gateway's own format (responses.EncodeCompaction), which a later request's input
 // turns back into the summary.
-func (s *Server) compactResponse(w http.ResponseWriter, r *http.Request) {
-	body, held, err := s.readRequest(w, r)
+func (a *responsesAPI) compact(w http.ResponseWriter, r *http.Request) {
+	body, held, err := a.host.read(w, r)
 	if err != nil {
-		writeError(w, s.log, err)
+		writeError(w, a.host.log, err)
 		return
 	}
 	run, users, aerr := compactionRun(body)
-	s.bodies.release(held)
+	a.host.release(held)
 	if aerr != nil {
-		writeError(w, s.log, aerr)
+		writeError(w, a.host.log, aerr)
 		return
 	}
 	inner := r.Clone(r.Context())
 	inner.Body, inner.ContentLength = io.NopCloser(bytes.NewReader(run)), int64(len(run))
 	rec := &captured{header: http.Header{}, status: http.StatusOK}
-	s.serve(rec, inner, &responsesDoor{s: s})
+	a.host.serve(rec, inner, &responsesDoor{api: a})
 	if rec.status != http.StatusOK {
 		// The run's error, in OpenAI's envelope already.
 		for k, v := range rec.header {
@@ -58,7 +59,7 @@ func (s *Server) compactResponse(w http.ResponseWriter, r *http.Request) {
 		} `json:"output"`
 	}
 	if err := json.Unmarshal(rec.body.Bytes(), &resp); err != nil {
-		writeError(w, s.log, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "compaction_failed",
+		writeError(w, a.host.log, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "compaction_failed",
 			Message: "the compaction run's answer could not be read", Err: err})
 		return
 	}
@@ -71,7 +72,7 @@ func (s *Server) compactResponse(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(bytes.TrimSpace(summary.Bytes())) == 0 {
-		writeError(w, s.log, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "compaction_failed",
+		writeError(w, a.host.log, &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "compaction_failed",
 			Message: "the model wrote no summary when asked to compact the conversation; retry, or compact on the client"})
 		return
 	}
@@ -181,45 +182,45 @@ func (c *captured) Write(b []byte) (int, error) {
 
 func (c *captured) Flush() {}
 
-// responseInputTokens is POST /v1/responses/input_tokens: the prompt a Responses body
+// inputTokens is POST /v1/responses/input_tokens: the prompt a Responses body
 // would make, counted as count_tokens counts a Messages body (Server.promptTokens:
 // tiktoken over the chat JSON, or the profile's token counter for tools), with the
 // history of previous_response_id put first as a response would. The answer is OpenAI's
 // {"object":"response.input_tokens","input_tokens":N}.
-func (s *Server) responseInputTokens(w http.ResponseWriter, r *http.Request) {
-	body, held, err := s.readRequest(w, r)
+func (a *responsesAPI) inputTokens(w http.ResponseWriter, r *http.Request) {
+	body, held, err := a.host.read(w, r)
 	if err != nil {
-		writeError(w, s.log, err)
+		writeError(w, a.host.log, err)
 		return
 	}
-	defer s.bodies.release(held)
-	rq, derr := responses.Decode(body, responses.Options{Hosted: s.opt.HostedTools})
+	defer a.host.release(held)
+	rq, derr := responses.Decode(body, responses.Options{Hosted: a.host.hosted})
 	if derr != nil {
-		writeError(w, s.log, derr)
+		writeError(w, a.host.log, derr)
 		return
 	}
-	if _, ok := s.router.lookup(rq.Model); !ok {
-		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+	if _, ok := a.host.router.lookup(rq.Model); !ok {
+		writeError(w, a.host.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 			Message: "The model '" + rq.Model + "' is not served by this gateway."})
 		return
 	}
 	var history []json.RawMessage
 	if id := rq.PreviousResponseID; id != "" {
-		prev, err := s.keeper().load(r.Context(), callerOf(r.Context()).name(), id)
+		prev, err := a.store.Keeper().Load(r.Context(), callerOf(r.Context()).name(), id)
 		switch {
 		case err != nil:
-			writeError(w, s.log, responsesUnavailable(err))
+			writeError(w, a.host.log, respstore.Unavailable(err))
 			return
 		case prev == nil:
-			writeError(w, s.log, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
+			writeError(w, a.host.log, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
 				Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."})
 			return
 		}
-		history = prev.history
+		history = prev.History()
 	}
 	env, err := oai.ParseEnvelope(rq.ChatBody(history))
 	if err != nil {
-		writeError(w, s.log, err)
+		writeError(w, a.host.log, err)
 		return
 	}
 	msgs := make([][]byte, len(env.Messages))
@@ -227,7 +228,7 @@ func (s *Server) responseInputTokens(w http.ResponseWriter, r *http.Request) {
 		msgs[i] = m
 	}
 	tools, _ := env.Object.Get("tools")
-	out := strconv.AppendInt([]byte(`{"object":"response.input_tokens","input_tokens":`), int64(s.promptTokens(tools, msgs)), 10)
+	out := strconv.AppendInt([]byte(`{"object":"response.input_tokens","input_tokens":`), int64(a.host.count(tools, msgs)), 10)
 	out = append(out, '}')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))

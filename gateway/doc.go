@@ -18,7 +18,7 @@
 // returned), and reports prompt, cached and computed tokens in headers, trailers and
 // counters, with kvcache's accounting rule.
 //
-// Callers are identities (auth.go, admission.go): with Options.Keys, /v1/ answers 401
+// Callers are identities (gateway/access, caller.go): with Options.Keys, /v1/ answers 401
 // to a request without a configured key (Bearer or x-api-key) and 403 to a model or
 // backend outside the key's; every piece of per-caller state — threads, loaded sets,
 // hidden exchanges, strategy pins — is keyed by the key's name, never by a string the

@@ -24,7 +24,7 @@ const HeaderWarning = "X-Maskgate-Warning"
 
 // warn sets each warning as a HeaderWarning value and logs where it was (a warning's
 // path, before ": "; the rest may quote a document's title, which logs never hold).
-func warn(s *Server, w http.ResponseWriter, door string, warnings []string) {
+func warn(log *slog.Logger, w http.ResponseWriter, door string, warnings []string) {
 	for _, m := range warnings {
 		w.Header().Add(HeaderWarning, strings.Map(func(r rune) rune {
 			if r < 0x20 || r == 0x7f {
@@ -33,14 +33,14 @@ func warn(s *Server, w http.ResponseWriter, door string, warnings []string) {
 			return r
 		}, m))
 		at, _, _ := strings.Cut(m, ": ")
-		s.log.Warn("content left out of the conversation", "door", door, "at", at)
+		log.Warn("content left out of the conversation", "door", door, "at", at)
 	}
 }
 
 // messagesDoor is POST /v1/messages: Anthropic's Messages API, translated to the
 // pipeline's Chat Completions and back.
 type messagesDoor struct {
-	s       *Server
+	host    *doorHost
 	rq      *messages.Request
 	relayed anthropicUsage // the usage of a relayed answer
 }
@@ -48,7 +48,7 @@ type messagesDoor struct {
 func (*messagesDoor) name() string { return "messages" }
 
 func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
-	rq, derr := messages.Decode(body, messages.Options{Hosted: d.s.opt.HostedTools})
+	rq, derr := messages.Decode(body, messages.Options{Hosted: d.host.hosted})
 	if derr != nil {
 		return nil, derr
 	}
@@ -73,16 +73,16 @@ func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
 // keepAliveFrame is Anthropic's own: a ping event.
 func (*messagesDoor) keepAliveFrame() []byte { return keepAlivePing }
 
-func (d *messagesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
+func (d *messagesDoor) sink(w http.ResponseWriter, x *exchange, q *request) door.Sink {
 	if len(d.rq.Dropped) > 0 {
 		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
 	}
-	warn(s, w, "messages", d.rq.Warnings)
-	mw := messages.NewWriter(&sseEvents{s: s, w: w, x: x}, q.env.Stream, "msg_"+randomID(), d.rq)
+	warn(d.host.log, w, "messages", d.rq.Warnings)
+	mw := messages.NewWriter(&sseEvents{w: w, x: x}, q.env.Stream, "msg_"+randomID(), d.rq)
 	if q.env.Stream {
 		return mw
 	}
-	return &wholeOut{bodySink: mw, s: s, w: w, x: x}
+	return &wholeOut{bodySink: mw, w: w, x: x}
 }
 
 func (*messagesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
@@ -94,26 +94,31 @@ func anthropicEnvelope(e *apiError) []byte {
 	return messages.ErrorBody(doorError(e))
 }
 
-func (s *Server) messages(w http.ResponseWriter, r *http.Request) { s.serve(w, r, &messagesDoor{s: s}) }
+// messagesAPI is the handler of POST /v1/messages and its count_tokens.
+type messagesAPI struct{ host *doorHost }
+
+func (a messagesAPI) create(w http.ResponseWriter, r *http.Request) {
+	a.host.serve(w, r, &messagesDoor{host: a.host})
+}
 
 // countTokens answers POST /v1/messages/count_tokens with the prompt's size as the
 // gateway estimates it (tiktoken over the JSON the engine renders, as the context
 // budget counts; four bytes a token without a tokenizer): Anthropic's own count is its
 // model's tokenizer, which no engine here shares.
-func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
-	fail := func(err error) { writeErrorAs(w, s.log, err, anthropicEnvelope) }
-	body, held, err := s.readRequest(w, r)
+func (a messagesAPI) countTokens(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) { writeErrorAs(w, a.host.log, err, anthropicEnvelope) }
+	body, held, err := a.host.read(w, r)
 	if err != nil {
 		fail(err)
 		return
 	}
-	defer s.bodies.release(held)
-	rq, derr := messages.DecodeCount(body, messages.Options{Hosted: s.opt.HostedTools})
+	defer a.host.release(held)
+	rq, derr := messages.DecodeCount(body, messages.Options{Hosted: a.host.hosted})
 	if derr != nil {
 		fail(derr)
 		return
 	}
-	if _, ok := s.router.lookup(rq.Model); !ok {
+	if _, ok := a.host.router.lookup(rq.Model); !ok {
 		fail(&apiError{Status: http.StatusNotFound, Type: "not_found_error", Param: "model", Code: "model_not_found",
 			Message: "the model " + strconv.Quote(rq.Model) + " is not served by this gateway"})
 		return
@@ -122,7 +127,7 @@ func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
 	for i, m := range rq.Messages {
 		msgs[i] = m
 	}
-	out := messages.CountResponse(s.promptTokens(rq.Tools, msgs))
+	out := messages.CountResponse(a.host.count(rq.Tools, msgs))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/maskgate/maskgate/backends"
 )
@@ -16,10 +18,17 @@ type modelEntry struct {
 	OwnedBy string `json:"owned_by"`
 }
 
-// models lists the configured model names, plus what each wildcard backend says it has
+// modelsAPI is GET /v1/models.
+type modelsAPI struct {
+	router       *router
+	probeTimeout time.Duration
+	log          *slog.Logger
+}
+
+// ServeHTTP lists the configured model names, plus what each wildcard backend says it has
 // (asked concurrently, each within ProbeTimeout; one that does not answer is left out),
 // less what the caller's key may not use.
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+func (a modelsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := callerOf(r.Context()).key
 	seen := map[string]bool{}
 	var data []modelEntry
@@ -32,8 +41,8 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			data = append(data, modelEntry{ID: id, Object: "model", OwnedBy: owner})
 		}
 	}
-	for _, id := range s.router.names() {
-		rt, _ := s.router.lookup(id)
+	for _, id := range a.router.names() {
+		rt, _ := a.router.lookup(id)
 		add(id, rt.up.Name)
 	}
 
@@ -41,9 +50,9 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		owner string
 		ids   []string
 	}
-	results := make([]listed, len(s.router.ups))
+	results := make([]listed, len(a.router.ups))
 	var wg sync.WaitGroup
-	for i, u := range s.router.ups {
+	for i, u := range a.router.ups {
 		l, ok := u.Backend.(backends.ModelLister)
 		if !ok || !servesAny(u) || (key != nil && !key.AllowsBackend(u.Name)) {
 			continue
@@ -51,11 +60,11 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(r.Context(), s.opt.ProbeTimeout)
+			ctx, cancel := context.WithTimeout(r.Context(), a.probeTimeout)
 			defer cancel()
 			ids, err := l.ListModels(ctx)
 			if err != nil {
-				s.log.Info("listing models failed", "request_id", requestID(r.Context()), "backend", u.Name, "error", err)
+				a.log.Info("listing models failed", "request_id", requestID(r.Context()), "backend", u.Name, "error", err)
 				return
 			}
 			results[i] = listed{owner: u.Name, ids: ids}

@@ -31,10 +31,10 @@ type nativeDoor interface {
 // passNative relays a request to an upstream that speaks its door: the client's body as
 // it is, the answer as it is (a stream event by event, flushed), with the usage read on
 // the way for accounting and metrics.
-func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange, p backends.DoorPasser, nd nativeDoor, body []byte, stream bool) error {
-	t := s.now()
+func passNative(w http.ResponseWriter, r *http.Request, x *exchange, p backends.DoorPasser, nd nativeDoor, body []byte, stream bool) error {
+	t := x.now()
 	resp, cancel, err := p.PassDoor(x.hinted(r.Context()), nd.native(), r.URL.RawQuery, nd.passHeaders(r.Header), body)
-	x.upstream += s.now().Sub(t)
+	x.upstream += x.now().Sub(t)
 	if err != nil {
 		return err
 	}
@@ -44,9 +44,9 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 	w.Header().Del("Content-Length")
 	var u oai.Usage
 	if !stream {
-		t = s.now()
+		t = x.now()
 		out, err := io.ReadAll(io.LimitReader(resp.Body, x.maxHeld+1))
-		x.upstream += s.now().Sub(t)
+		x.upstream += x.now().Sub(t)
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 		if nd.inspect(out, &u) {
 			x.usage, x.cache = &u, backends.CacheReported
 		}
-		s.writeWhole(w, x, resp.StatusCode, out)
+		writeWhole(w, x, resp.StatusCode, out)
 		return nil
 	}
 
@@ -68,13 +68,13 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 	var line []byte
 	found, midEvent := false, false
 	for {
-		t = s.now()
+		t = x.now()
 		chunk, err := rd.ReadSlice('\n')
-		x.upstream += s.now().Sub(t)
+		x.upstream += x.now().Sub(t)
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if int64(len(line)) > x.maxHeld {
-				return s.relayFailed(w, rc, x, nd, midEvent, backends.TooLarge(x.backend, x.maxHeld))
+				return relayFailed(w, rc, x, nd, midEvent, backends.TooLarge(x.backend, x.maxHeld))
 			}
 			continue
 		}
@@ -83,7 +83,7 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 			if clientGone(r.Context()) {
 				return gone(r.Context())
 			}
-			return s.relayFailed(w, rc, x, nd, midEvent, backends.ReadError(x.backend, r.Context(), err, true))
+			return relayFailed(w, rc, x, nd, midEvent, backends.ReadError(x.backend, r.Context(), err, true))
 		}
 		if len(line) > 0 {
 			if err != nil { // the upstream's last bytes, without their newline
@@ -97,7 +97,7 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 				found = true
 			}
 			midEvent = len(bytes.TrimSpace(line)) > 0
-			if werr := s.writeLine(w, rc, x, line, !midEvent); werr != nil {
+			if werr := writeLine(w, rc, x, line, !midEvent); werr != nil {
 				return gone(r.Context())
 			}
 			line = line[:0]
@@ -114,11 +114,11 @@ func (s *Server) passNative(w http.ResponseWriter, r *http.Request, x *exchange,
 
 // writeLine writes one line of a relayed stream, flushing at the blank line that ends
 // an event.
-func (s *Server) writeLine(w http.ResponseWriter, rc *http.ResponseController, x *exchange, line []byte, end bool) error {
-	t := s.now()
-	defer func() { x.client += s.now().Sub(t) }()
+func writeLine(w http.ResponseWriter, rc *http.ResponseController, x *exchange, line []byte, end bool) error {
+	t := x.now()
+	defer func() { x.client += x.now().Sub(t) }()
 	if x.ttft == 0 {
-		x.ttft = s.now().Sub(x.start)
+		x.ttft = x.now().Sub(x.start)
 	}
 	if _, err := w.Write(line); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *Server) writeLine(w http.ResponseWriter, rc *http.ResponseController, x
 // relayFailed ends a relayed stream that broke: before anything was sent the error goes
 // to the door's envelope; after, the stream ends with the door's own error event, as the
 // upstream would have sent it (a blank line first ends an event left open).
-func (s *Server) relayFailed(w http.ResponseWriter, rc *http.ResponseController, x *exchange, nd nativeDoor, midEvent bool, err error) error {
+func relayFailed(w http.ResponseWriter, rc *http.ResponseController, x *exchange, nd nativeDoor, midEvent bool, err error) error {
 	if !x.committed {
 		return err
 	}
@@ -141,7 +141,7 @@ func (s *Server) relayFailed(w http.ResponseWriter, rc *http.ResponseController,
 	if midEvent {
 		parts = append([][]byte{sseLine}, parts...)
 	}
-	_ = sendFrame(s, w, rc, x, parts...)
+	_ = sendFrame(w, rc, x, parts...)
 	return err
 }
 

@@ -25,7 +25,7 @@ type doorway interface {
 	decode(r *http.Request, body []byte) (*request, error)
 	// sink is where the answer to q goes: events over SSE when it streams, one object
 	// when it does not.
-	sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink
+	sink(w http.ResponseWriter, x *exchange, q *request) door.Sink
 	// writeError answers err before anything was written, in the door's own envelope.
 	writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError
 }
@@ -66,16 +66,16 @@ type request struct {
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
-	x := &exchange{id: requestID(r.Context()), start: s.now(), backend: "none", model: "none", strategy: "none", status: http.StatusOK,
+	x := &exchange{id: requestID(r.Context()), start: s.now(), now: s.now, backend: "none", model: "none", strategy: "none", status: http.StatusOK,
 		caller: callerOf(r.Context()), door: d.name()}
 	r = s.ops.RequestBegun(r, &x.ops, observe.Begun{ID: x.id, Door: x.door, Start: x.start}) // r as it was when tracing is off
-	release, err := s.admitKey(r.Context(), x.caller)
+	release, err := s.access.Admit(r.Context(), x.caller.key)
 	if err == nil {
 		defer release()
 		err = s.run(w, r, x, d)
-		s.charge(context.WithoutCancel(r.Context()), x.caller, x.usage)
+		s.access.Charge(context.WithoutCancel(r.Context()), x.caller.key, x.usage)
 		if x.prof != nil && x.prof.limitKey != nil {
-			s.charge(context.WithoutCancel(r.Context()), caller{key: x.prof.limitKey}, x.usage)
+			s.access.Charge(context.WithoutCancel(r.Context()), x.prof.limitKey, x.usage)
 		}
 	}
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("the model %q is not served by this gateway; GET /v1/models lists the models it routes", env.Model)}
 	}
-	if err := s.allow(x.caller, env.Model, rt); err != nil {
+	if err := s.access.Allow(x.caller.key, env.Model, rt.up.Name, rt.up.Backend); err != nil {
 		return err
 	}
 	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
@@ -167,7 +167,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		x.maxHeld = defaultMaxResponseBytes
 	}
 	x.strategy = StrategyEager // every tool the client sent reaches the model unchanged
-	release, err := s.admitBackend(r.Context(), rt.up, x.caller)
+	release, err := s.access.AdmitBackend(r.Context(), x.caller.key, rt.up.Name, rt.up.QueueTimeout)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if plan == nil {
 		if nd, ok := d.(nativeDoor); ok {
 			if p, ok := rt.up.Backend.(backends.DoorPasser); ok && p.PassesDoor(nd.native()) {
-				return s.passNative(w, r, x, p, nd, raw, env.Stream)
+				return passNative(w, r, x, p, nd, raw, env.Stream)
 			}
 		}
 	}
@@ -227,7 +227,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 
 // streamLoop runs the loop with d's sink, and keep-alives while it streams.
 func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange, d doorway, be backends.Backend, q *request, plan *toolPlan, managed bool) error {
-	sk := d.sink(s, w, x, q)
+	sk := d.sink(w, x, q)
 	stop := s.startKeepAlive(w, x, d, q.env.Stream)
 	defer stop()
 	return s.loop(r, x, be, q, plan, managed, sk)
@@ -266,7 +266,7 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 		defer stop()
 		return s.relay(w, r, x, resp, dropUsage)
 	}
-	return s.whole(w, x, resp)
+	return whole(w, x, resp)
 }
 
 // doorError is ae as a door writes it.

@@ -11,16 +11,18 @@ import (
 	"strings"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/gateway/door"
 	"github.com/maskgate/maskgate/gateway/responses"
+	"github.com/maskgate/maskgate/gateway/respstore"
 	"github.com/maskgate/maskgate/gateway/wsock"
 )
 
 // responsesDoor is POST /v1/responses, and each response.create of the WebSocket mode:
 // OpenAI's Responses API translated to the pipeline's Chat Completions and back.
 type responsesDoor struct {
-	s  *Server
-	ws *wsock.Session // the socket, in WebSocket mode; nil over HTTP
+	api *responsesAPI
+	ws  *wsock.Session // the socket, in WebSocket mode; nil over HTTP
 
 	id      string
 	owner   string
@@ -28,7 +30,7 @@ type responsesDoor struct {
 	history []json.RawMessage // the chat messages of the turns previous_response_id continues
 	loaded  []json.RawMessage // tools earlier turns' searches loaded
 	thread  string
-	prev    *storedResponse // the response previous_response_id names, when found
+	prev    *respstore.Response // the response previous_response_id names, when found
 	out     *responses.Writer
 	missing error // previous_response_id names no response of the caller's, or the store failed
 
@@ -38,7 +40,7 @@ type responsesDoor struct {
 func (*responsesDoor) name() string { return "responses" }
 
 func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
-	rq, derr := responses.Decode(body, responses.Options{Hosted: d.s.opt.HostedTools})
+	rq, derr := responses.Decode(body, responses.Options{Hosted: d.api.host.hosted})
 	if derr != nil {
 		return nil, derr
 	}
@@ -54,18 +56,18 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 		switch {
 		case err != nil:
 			// As below: a 503 unless an upstream that keeps its own responses answers.
-			d.missing = responsesUnavailable(err)
-			prev = &storedResponse{}
+			d.missing = respstore.Unavailable(err)
+			prev = &respstore.Response{}
 		case prev == nil:
 			// Unless the request goes to an upstream that keeps its own responses
 			// (passed through as it is), this is the answer.
 			d.missing = &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "previous_response_id",
 				Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
-			prev = &storedResponse{}
+			prev = &respstore.Response{}
 		default:
 			d.prev = prev
 		}
-		d.history, d.thread, d.loaded = prev.history, prev.thread, prev.loaded
+		d.history, d.thread, d.loaded = prev.History(), prev.Thread(), prev.Loaded()
 		if len(d.loaded) > 0 {
 			if derr := rq.LoadTools(d.loaded); derr != nil {
 				return nil, derr
@@ -91,13 +93,13 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 
 // previous finds the response a request continues: the socket's last one, else a
 // stored one of the same identity.
-func (d *responsesDoor) previous(ctx context.Context, id string) (*storedResponse, error) {
+func (d *responsesDoor) previous(ctx context.Context, id string) (*respstore.Response, error) {
 	if d.ws != nil {
-		if last, ok := d.ws.Load().(*storedResponse); ok && last.id == id {
+		if last, ok := d.ws.Load().(*respstore.Response); ok && last.ID() == id {
 			return last, nil
 		}
 	}
-	return d.s.keeper().load(ctx, d.owner, id)
+	return d.api.store.Keeper().Load(ctx, d.owner, id)
 }
 
 // keep files the finished response: in the store when the client asked (store is
@@ -110,17 +112,17 @@ func (d *responsesDoor) keep() {
 	hist := make([]json.RawMessage, 0, len(d.history)+len(d.rq.InputMessages)+1)
 	hist = append(append(append(hist, d.history...), d.rq.InputMessages...), d.out.Messages()...)
 	loaded := append(append([]json.RawMessage(nil), d.loaded...), cloneMessages(d.rq.Loaded)...)
-	sr := &storedResponse{id: d.id, owner: d.owner, body: d.out.Body(), history: hist, thread: d.thread, loaded: loaded}
+	sr := respstore.NewResponse(d.id, d.owner, d.out.Body(), hist, d.thread, loaded)
 	if d.ws != nil {
 		d.ws.Store(sr)
 	}
-	if d.rq.Store && d.s.storesResponses() {
+	if d.rq.Store && d.api.store.Stores() {
 		// The answer is whole but not yet sent (Writer.Completed), so a client cannot
 		// continue it before it is kept; a failure here is still only the log's (the
 		// answer goes out; the next turn finds no response, or a 503 while the store is
 		// down).
-		if err := d.s.keeper().save(context.Background(), sr, d.prev); err != nil {
-			d.s.log.Warn("response not stored", "response_id", d.id, "error", err)
+		if err := d.api.store.Keeper().Save(context.Background(), sr, d.prev); err != nil {
+			d.api.host.log.Warn("response not stored", "response_id", d.id, "error", err)
 		}
 	}
 }
@@ -149,22 +151,22 @@ func (d *responsesDoor) keepAliveFrame() []byte {
 	return keepAliveComment
 }
 
-func (d *responsesDoor) sink(s *Server, w http.ResponseWriter, x *exchange, q *request) door.Sink {
+func (d *responsesDoor) sink(w http.ResponseWriter, x *exchange, q *request) door.Sink {
 	if len(d.rq.Dropped) > 0 {
 		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))
 	}
-	warn(s, w, "responses", d.rq.Warnings)
-	var ev door.Events = &sseEvents{s: s, w: w, x: x}
+	warn(d.api.host.log, w, "responses", d.rq.Warnings)
+	var ev door.Events = &sseEvents{w: w, x: x}
 	if d.ws != nil {
-		ev = &socketEvents{s: s, x: x, ws: d.ws}
+		ev = &socketEvents{x: x, ws: d.ws}
 	}
 	d.out = responses.NewWriter(ev, q.env.Stream, d.id, d.rq)
-	d.out.Now = s.now
+	d.out.Now = d.api.host.now
 	d.out.Completed = d.keep
 	if q.env.Stream {
 		return d.out
 	}
-	return &wholeOut{bodySink: d.out, s: s, w: w, x: x}
+	return &wholeOut{bodySink: d.out, w: w, x: x}
 }
 
 func (d *responsesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
@@ -179,27 +181,37 @@ func (d *responsesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err 
 	return ae
 }
 
-// responsesRoot is /v1/responses: POST creates a response; GET upgrades to the
+// responsesAPI is the Responses API's handlers: /v1/responses over HTTP and its
+// WebSocket mode, stored responses by id, compaction and input token counts.
+type responsesAPI struct {
+	host     *doorHost
+	store    *respstore.Store
+	sockets  *wsock.Registry
+	ws       wsock.Options
+	stopping context.Context // done once the server stops: no new socket
+}
+
+// root is /v1/responses: POST creates a response; GET upgrades to the
 // WebSocket mode.
-func (s *Server) responsesRoot(w http.ResponseWriter, r *http.Request) {
+func (a *responsesAPI) root(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost:
-		s.serve(w, r, &responsesDoor{s: s})
+		a.host.serve(w, r, &responsesDoor{api: a})
 	case r.Method == http.MethodGet && wsock.IsUpgrade(r):
-		s.serveSocket(w, r)
+		a.serveSocket(w, r)
 	default:
 		w.Header().Set("Allow", "POST, GET")
-		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+		writeError(w, a.host.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 			Message: r.Method + " is not allowed on /v1/responses; POST a response, or GET with a WebSocket upgrade"})
 	}
 }
 
-// responseByID is GET and DELETE /v1/responses/{id}, for the caller's own stored
+// byID is GET and DELETE /v1/responses/{id}, for the caller's own stored
 // responses; another identity's are as absent as unknown ones.
-func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
+func (a *responsesAPI) byID(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimPrefix(r.URL.Path, "/v1/responses/")
 	if id == "" || strings.Contains(id, "/") {
-		writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+		writeError(w, a.host.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: "unknown path " + r.URL.Path})
 		return
 	}
@@ -208,25 +220,25 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		Message: "Response with id '" + id + "' not found."}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		body, ok, err := s.keeper().body(r.Context(), owner, id)
+		body, ok, err := a.store.Keeper().Body(r.Context(), owner, id)
 		if err != nil {
-			writeError(w, s.log, responsesUnavailable(err))
+			writeError(w, a.host.log, respstore.Unavailable(err))
 			return
 		}
 		if !ok {
-			writeError(w, s.log, notFound)
+			writeError(w, a.host.log, notFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	case http.MethodDelete:
-		ok, err := s.keeper().drop(r.Context(), owner, id)
+		ok, err := a.store.Keeper().Drop(r.Context(), owner, id)
 		if err != nil {
-			writeError(w, s.log, responsesUnavailable(err))
+			writeError(w, a.host.log, respstore.Unavailable(err))
 			return
 		}
 		if !ok {
-			writeError(w, s.log, notFound)
+			writeError(w, a.host.log, notFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -238,7 +250,7 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(b)
 	default:
 		w.Header().Set("Allow", "GET, DELETE")
-		writeError(w, s.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+		writeError(w, a.host.log, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 			Message: r.Method + " is not allowed on /v1/responses/{id}; use GET or DELETE"})
 	}
 }
@@ -246,7 +258,6 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 // socketEvents sends a response's events on its socket; the first commits the
 // exchange (errors after it are events of the response, not an envelope).
 type socketEvents struct {
-	s  *Server
 	x  *exchange
 	ws *wsock.Session
 }
@@ -254,33 +265,33 @@ type socketEvents struct {
 func (e *socketEvents) Event(name string, data []byte) error {
 	e.x.committed = true
 	if e.x.ttft == 0 {
-		e.x.ttft = e.s.now().Sub(e.x.start)
+		e.x.ttft = e.x.now().Sub(e.x.start)
 	}
-	t := e.s.now()
+	t := e.x.now()
 	err := e.ws.Event(name, data)
-	e.x.client += e.s.now().Sub(t)
+	e.x.client += e.x.now().Sub(t)
 	return err
 }
 
 // serveSocket runs the WebSocket mode: each response.create message is one request
 // through the pipeline, answered with the same events as over SSE; the last response
 // stays on the socket, so a turn that continues it sends only its new input.
-func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
-	if s.stopping.Err() != nil {
-		writeError(w, s.log, ErrShuttingDown)
+func (a *responsesAPI) serveSocket(w http.ResponseWriter, r *http.Request) {
+	if a.stopping.Err() != nil {
+		writeError(w, a.host.log, ErrShuttingDown)
 		return
 	}
 	base := r
-	err := s.sockets.Serve(w, r, s.opt.WebSocket, func(ctx context.Context, msg []byte, sess *wsock.Session) {
-		s.socketMessage(ctx, base, msg, sess)
+	err := a.sockets.Serve(w, r, a.ws, func(ctx context.Context, msg []byte, sess *wsock.Session) {
+		a.socketMessage(ctx, base, msg, sess)
 	})
 	if err != nil {
-		s.log.Debug("websocket closed", "request_id", requestID(r.Context()), "error", err)
+		a.host.log.Debug("websocket closed", "request_id", requestID(r.Context()), "error", err)
 	}
 }
 
 // socketMessage runs one client message of a socket.
-func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []byte, sess *wsock.Session) {
+func (a *responsesAPI) socketMessage(ctx context.Context, base *http.Request, msg []byte, sess *wsock.Session) {
 	obj, err := oai.ParseObject(msg) // wsock lets only JSON objects through
 	if err != nil {
 		_ = sess.SendError(door.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_json", Message: err.Error()})
@@ -295,40 +306,42 @@ func (s *Server) socketMessage(ctx context.Context, base *http.Request, msg []by
 	// The transport's fields go; the rest is the body, in one copy.
 	body := obj.Edit(oai.Edit{Key: "type", Delete: true}, oai.Edit{Key: "stream", Delete: true}, oai.Edit{Key: "generate", Delete: true})
 	id := newRequestID("")
-	ctx = context.WithValue(context.WithValue(ctx, requestIDKey{}, id), callerKey{}, callerOf(base.Context()))
+	ctx = access.WithKey(context.WithValue(ctx, requestIDKey{}, id), access.KeyOf(base.Context()))
 	r := base.Clone(ctx)
 	r.Body = http.NoBody
 	w := &socketWriter{h: http.Header{HeaderRequestID: {id}}}
 	if string(generate) == "false" {
-		s.warmUp(w, r, body, sess)
+		a.warmUp(w, r, body, sess)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	s.serve(w, r, &responsesDoor{s: s, ws: sess})
+	a.host.serve(w, r, &responsesDoor{api: a, ws: sess})
 }
 
 // warmUp answers a response.create with generate: false: a response with no output
 // that the next turn can continue, so a client can send its long instructions and
 // tools ahead of the first question. The backend is not called.
-func (s *Server) warmUp(w *socketWriter, r *http.Request, body []byte, sess *wsock.Session) {
-	d := &responsesDoor{s: s, ws: sess}
+func (a *responsesAPI) warmUp(w *socketWriter, r *http.Request, body []byte, sess *wsock.Session) {
+	log := a.host.log
+	d := &responsesDoor{api: a, ws: sess}
 	q, err := d.decode(r, body)
 	if err == nil {
 		err = q.refuse
 	}
 	if err != nil {
-		d.writeError(w, s.log, err)
+		d.writeError(w, log, err)
 		return
 	}
-	if _, ok := s.router.lookup(q.env.Model); !ok {
-		d.writeError(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+	if _, ok := a.host.router.lookup(q.env.Model); !ok {
+		d.writeError(w, log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 			Message: "the model " + strconv.Quote(q.env.Model) + " is not served by this gateway; GET /v1/models lists the models it routes"})
 		return
 	}
-	x := &exchange{start: s.now(), stream: true}
-	sk := d.sink(s, w, x, q)
-	if sk.Begin(door.Head{Model: q.env.Model, Created: s.now().Unix()}) != nil || sk.End(oai.FinishStop, nil) != nil {
+	now := a.host.now
+	x := &exchange{start: now(), now: now, stream: true}
+	sk := d.sink(w, x, q)
+	if sk.Begin(door.Head{Model: q.env.Model, Created: now().Unix()}) != nil || sk.End(oai.FinishStop, nil) != nil {
 		return
 	}
 	d.keep()

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/maskgate/maskgate/gateway/access"
+	"github.com/maskgate/maskgate/gateway/respstore"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -166,9 +168,9 @@ type Server struct {
 	known    knownTools // tools arrays the envelope scan validated, per caller
 	threads  state.Threads
 	budgets  tenant.Budgets
-	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
+	access   *access.Guard // authentication, keys' limits, backends' gates
 
-	responses *responseStore
+	responses *respstore.Store
 	sockets   wsock.Registry
 
 	catalogs  catalogCache
@@ -236,7 +238,7 @@ func New(o Options) *Server {
 		_, _ = rand.Read(o.ThreadSecret) // never fails (crypto/rand)
 	}
 	s := &Server{
-		responses: newResponseStore(o.StoreBytes, o.StoreTTL, o.Now),
+		responses: respstore.New(o.StoreBytes, o.StoreTTL, o.Now),
 		opt:       o,
 		router:    newRouter(o.Upstreams),
 		metrics:   newMetrics(o.Registry),
@@ -245,7 +247,6 @@ func New(o Options) *Server {
 		mux:       http.NewServeMux(),
 		threads:   state.Threads{Secret: o.ThreadSecret, Fingerprint: o.FingerprintThreads},
 		budgets:   o.Budgets,
-		gates:     map[string]*tenant.Gate{},
 	}
 	if s.budgets == nil {
 		s.budgets = tenant.Local(tenant.NewLimiter(o.Now))
@@ -263,21 +264,18 @@ func New(o Options) *Server {
 	}
 	view := newOperatorView(s)
 	s.ops = view
-	for _, u := range o.Upstreams {
-		if u.MaxInFlight > 0 {
-			s.gates[u.Name] = tenant.NewGate(u.MaxInFlight, u.MaxQueue)
-		}
-	}
-	s.handle("/v1/chat/completions", http.MethodPost, s.authenticate(s.chatCompletions))
-	s.handle("/v1/messages", http.MethodPost, s.authenticate(s.messages))
-	s.handle("/v1/messages/count_tokens", http.MethodPost, s.authenticate(s.countMessageTokens))
-	s.mux.HandleFunc("/v1/responses", s.authenticate(s.responsesRoot))
-	s.handle("/v1/responses/compact", http.MethodPost, s.authenticate(s.compactResponse))
-	s.handle("/v1/responses/input_tokens", http.MethodPost, s.authenticate(s.responseInputTokens))
-	s.mux.HandleFunc("/v1/responses/", s.authenticate(s.responseByID))
-	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
-	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))
-	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
+	s.access = newAccess(s)
+	d := newDoors(s)
+	s.handle("/v1/chat/completions", http.MethodPost, s.access.Authenticate(d.chat.ServeHTTP))
+	s.handle("/v1/messages", http.MethodPost, s.access.Authenticate(d.messages.create))
+	s.handle("/v1/messages/count_tokens", http.MethodPost, s.access.Authenticate(d.messages.countTokens))
+	s.mux.HandleFunc("/v1/responses", s.access.Authenticate(d.responses.root))
+	s.handle("/v1/responses/compact", http.MethodPost, s.access.Authenticate(d.responses.compact))
+	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(d.responses.inputTokens))
+	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(d.responses.byID))
+	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(d.models.ServeHTTP))
+	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(s.tools))
+	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(s.toolSearch))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	view.Register(s.mux) // /admin/

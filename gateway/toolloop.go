@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/gateway/observe"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
@@ -70,8 +71,8 @@ func (s *Server) runTools(r *http.Request, p *toolPlan, calls []oai.ToolCall) ma
 	out := map[int]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	bearer, _ := presentedKey(r.Header) // the caller's own key, for a runner told to pass it on
-	tctx := r.Context()                 // with tracing, tool spans go under the round's (observe.View.ToolBegun)
+	bearer, _ := access.PresentedKey(r.Header) // the caller's own key, for a runner told to pass it on
+	tctx := r.Context()                        // with tracing, tool spans go under the round's (observe.View.ToolBegun)
 	for i, c := range calls {
 		if meta.IsMeta(c.Function.Name) || !s.callable(p, c.Function.Name) || !p.runs(c.Function.Name) {
 			continue

@@ -1,4 +1,4 @@
-package gateway
+package respstore
 
 import (
 	"bytes"
@@ -44,8 +44,8 @@ func fileRecords(t testing.TB, now func() time.Time) *store.File {
 }
 
 // turn is what the door's keep makes of one more turn after prev.
-func turn(prev *storedResponse, owner, id string, user, answer json.RawMessage, tool json.RawMessage) *storedResponse {
-	r := &storedResponse{id: id, owner: owner, body: []byte(`{"id":"` + id + `"}`), thread: "thread-1"}
+func turn(prev *Response, owner, id string, user, answer json.RawMessage, tool json.RawMessage) *Response {
+	r := &Response{id: id, owner: owner, body: []byte(`{"id":"` + id + `"}`), thread: "thread-1"}
 	if prev != nil {
 		r.history = append(r.history, prev.history...)
 		r.loaded = append(r.loaded, prev.loaded...)
@@ -79,22 +79,22 @@ func sameMessages(a, b []json.RawMessage) bool {
 // starts again), and every response reads back whole, byte for byte.
 func TestRecordKeeper_StoresWhatEachTurnAdds(t *testing.T) {
 	rec := &countingRecords{Records: fileRecords(t, nil)}
-	k := &recordKeeper{rec: rec, ttl: time.Hour, timeout: time.Second}
+	k := &records{rec: rec, ttl: time.Hour, timeout: time.Second}
 	ctx := context.Background()
-	var prev *storedResponse
-	var want []*storedResponse
+	var prev *Response
+	var want []*Response
 	for i := range 50 {
 		var tool json.RawMessage
 		if i%10 == 3 {
 			tool = json.RawMessage(`{"type":"function","name":"t` + strconv.Itoa(i) + `"}`)
 		}
 		r := turn(prev, "alice", "resp_"+strconv.Itoa(i), msg("user", i, 1000), msg("assistant", i, 1000), tool)
-		if err := k.save(ctx, r, prev); err != nil {
+		if err := k.Save(ctx, r, prev); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, r)
 		// The next turn continues what the store gives back, as the door does.
-		got, err := k.load(ctx, "alice", r.id)
+		got, err := k.Load(ctx, "alice", r.id)
 		if err != nil || got == nil {
 			t.Fatalf("load %s: %v %v", r.id, got, err)
 		}
@@ -110,17 +110,17 @@ func TestRecordKeeper_StoresWhatEachTurnAdds(t *testing.T) {
 		}
 	}
 	for _, w := range want {
-		got, err := k.load(ctx, "alice", w.id)
+		got, err := k.Load(ctx, "alice", w.id)
 		if err != nil || got == nil {
 			t.Fatalf("load %s: %v", w.id, err)
 		}
 		if !sameMessages(got.history, w.history) || !sameMessages(got.loaded, w.loaded) || got.thread != w.thread || !bytes.Equal(got.body, w.body) {
 			t.Errorf("%s read back differs: %d/%d messages, %d/%d tools, thread %q", w.id, len(got.history), len(w.history), len(got.loaded), len(w.loaded), got.thread)
 		}
-		if body, ok, err := k.body(ctx, "alice", w.id); !ok || err != nil || !bytes.Equal(body, w.body) {
+		if body, ok, err := k.Body(ctx, "alice", w.id); !ok || err != nil || !bytes.Equal(body, w.body) {
 			t.Errorf("body of %s: %s %v %v", w.id, body, ok, err)
 		}
-		if got, _ := k.load(ctx, "bob", w.id); got != nil {
+		if got, _ := k.Load(ctx, "bob", w.id); got != nil {
 			t.Errorf("bob loads alice's %s", w.id)
 		}
 	}
@@ -142,27 +142,27 @@ func TestRecordKeeper_WholeWhenItCannotContinue(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	rec := &countingRecords{Records: fileRecords(t, clock)}
-	k := &recordKeeper{rec: rec, ttl: time.Minute, timeout: time.Second}
+	k := &records{rec: rec, ttl: time.Minute, timeout: time.Second}
 	ctx := context.Background()
 	first := turn(nil, "o", "r1", msg("user", 1, 10), msg("assistant", 1, 10), nil)
-	if err := k.save(ctx, first, nil); err != nil {
+	if err := k.Save(ctx, first, nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	now = now.Add(2 * time.Minute) // r1 expires
 	mu.Unlock()
 	second := turn(first, "o", "r2", msg("user", 2, 10), msg("assistant", 2, 10), nil)
-	if err := k.save(ctx, second, first); err != nil {
+	if err := k.Save(ctx, second, first); err != nil {
 		t.Fatal(err)
 	}
 	if p := rec.puts[1].Parent; p != "" {
 		t.Errorf("stored under a lost parent %q", p)
 	}
-	if got, _ := k.load(ctx, "o", "r2"); got == nil || !sameMessages(got.history, second.history) {
+	if got, _ := k.Load(ctx, "o", "r2"); got == nil || !sameMessages(got.history, second.history) {
 		t.Errorf("r2 read back: %+v", got)
 	}
 	other := turn(nil, "o", "r3", msg("user", 3, 10), msg("assistant", 3, 10), nil) // not second's continuation
-	if err := k.save(ctx, other, second); err != nil {
+	if err := k.Save(ctx, other, second); err != nil {
 		t.Fatal(err)
 	}
 	if p := rec.puts[2].Parent; p != "" {
@@ -170,25 +170,25 @@ func TestRecordKeeper_WholeWhenItCannotContinue(t *testing.T) {
 	}
 	// A deleted parent still gives its descendant's history.
 	third := turn(second, "o", "r4", msg("user", 4, 10), msg("assistant", 4, 10), nil)
-	if err := k.save(ctx, third, second); err != nil {
+	if err := k.Save(ctx, third, second); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := k.drop(ctx, "o", "r2"); !ok {
+	if ok, _ := k.Drop(ctx, "o", "r2"); !ok {
 		t.Fatal("drop r2")
 	}
-	if got, _ := k.load(ctx, "o", "r4"); got == nil || !sameMessages(got.history, third.history) {
+	if got, _ := k.Load(ctx, "o", "r4"); got == nil || !sameMessages(got.history, third.history) {
 		t.Errorf("r4 after its parent was deleted: %+v", got)
 	}
-	if got, _ := k.load(ctx, "o", "r2"); got != nil {
+	if got, _ := k.Load(ctx, "o", "r2"); got != nil {
 		t.Error("deleted r2 loads")
 	}
 	// A chain that lost its start cannot be continued (its history is not all there),
 	// but its own body still reads.
-	lossy := &recordKeeper{rec: lostStart{rec}, ttl: time.Minute, timeout: time.Second}
-	if got, err := lossy.load(ctx, "o", "r4"); got != nil || err != nil {
+	lossy := &records{rec: lostStart{rec}, ttl: time.Minute, timeout: time.Second}
+	if got, err := lossy.Load(ctx, "o", "r4"); got != nil || err != nil {
 		t.Errorf("a chain without its start loads: %+v %v", got, err)
 	}
-	if body, ok, _ := lossy.body(ctx, "o", "r4"); !ok || !bytes.Equal(body, third.body) {
+	if body, ok, _ := lossy.Body(ctx, "o", "r4"); !ok || !bytes.Equal(body, third.body) {
 		t.Errorf("body of a chain without its start: %s %v", body, ok)
 	}
 }
@@ -236,13 +236,13 @@ func BenchmarkResponseKeepers(b *testing.B) {
 	b.Cleanup(func() { red.Close() })
 	for _, c := range []struct {
 		name string
-		k    func(b *testing.B) responseKeeper
+		k    func(b *testing.B) Keeper
 	}{
-		{"memory", func(*testing.B) responseKeeper { return newResponseStore(1<<30, time.Hour, time.Now) }},
-		{"file", func(b *testing.B) responseKeeper {
-			return &recordKeeper{rec: fileRecords(b, nil), ttl: time.Hour, timeout: time.Second}
+		{"memory", func(*testing.B) Keeper { return New(1<<30, time.Hour, time.Now) }},
+		{"file", func(b *testing.B) Keeper {
+			return &records{rec: fileRecords(b, nil), ttl: time.Hour, timeout: time.Second}
 		}},
-		{"redis", func(*testing.B) responseKeeper { return &recordKeeper{rec: red, ttl: time.Hour, timeout: time.Second} }},
+		{"redis", func(*testing.B) Keeper { return &records{rec: red, ttl: time.Hour, timeout: time.Second} }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			k := c.k(b)
@@ -253,14 +253,14 @@ func BenchmarkResponseKeepers(b *testing.B) {
 			}
 			n := 0
 			for b.Loop() {
-				var prev *storedResponse
+				var prev *Response
 				for i := range 20 {
 					n++
 					r := turn(prev, "alice", "resp_"+strconv.Itoa(n), users[i], answers[i], nil)
-					if err := k.save(ctx, r, prev); err != nil {
+					if err := k.Save(ctx, r, prev); err != nil {
 						b.Fatal(err)
 					}
-					got, err := k.load(ctx, "alice", r.id)
+					got, err := k.Load(ctx, "alice", r.id)
 					if err != nil || got == nil || len(got.history) != 2*(i+1) {
 						b.Fatalf("load: %v", err)
 					}

@@ -1,4 +1,4 @@
-package gateway
+package respstore
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // any response holds it, so a 50-turn chain costs what it holds, not 50 copies of its
 // growing history; and when the last holder goes, its bytes go.
 func TestResponseStore_ChainCountsEachMessageOnce(t *testing.T) {
-	st := newResponseStore(1<<30, time.Hour, time.Now)
+	st := New(1<<30, time.Hour, time.Now)
 	var hist []json.RawMessage
 	held := 0
 	for i := range 50 {
@@ -20,7 +20,7 @@ func TestResponseStore_ChainCountsEachMessageOnce(t *testing.T) {
 		answer := json.RawMessage(`"` + strings.Repeat("a", 1000) + `"`)
 		hist = append(append([]json.RawMessage(nil), hist...), user, answer)
 		held += len(user) + len(answer)
-		if !st.put(&storedResponse{id: "r" + strconv.Itoa(i), owner: "o", body: answer, history: hist}) {
+		if !st.put(&Response{id: "r" + strconv.Itoa(i), owner: "o", body: answer, history: hist}) {
 			t.Fatal("refused")
 		}
 	}
