@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
@@ -86,7 +87,7 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeError(w, s.log, stateUnavailable(err))
+		writeError(w, s.log, planner.StateUnavailable(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)

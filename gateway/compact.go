@@ -227,7 +227,7 @@ func (s *Server) responseInputTokens(w http.ResponseWriter, r *http.Request) {
 		msgs[i] = m
 	}
 	tools, _ := env.Object.Get("tools")
-	out := strconv.AppendInt([]byte(`{"object":"response.input_tokens","input_tokens":`), int64(s.promptTokens(tools, msgs)), 10)
+	out := strconv.AppendInt([]byte(`{"object":"response.input_tokens","input_tokens":`), int64(s.planner.PromptTokens(tools, msgs)), 10)
 	out = append(out, '}')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))

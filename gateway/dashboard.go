@@ -106,9 +106,9 @@ func (s *Server) adminPages(w http.ResponseWriter, r *http.Request) bool {
 	case "/admin/profiles":
 		h = s.adminProfiles
 	case "/admin/tools":
-		h = s.adminTools(s.tools)
+		h = s.adminTools(listTools(s.planner, s.log))
 	case "/admin/tools/search":
-		h = s.adminTools(s.toolSearch)
+		h = s.adminTools(searchTools(s.planner, s.log))
 	default:
 		if !strings.HasPrefix(path, "/admin/static/") {
 			return false
@@ -247,14 +247,14 @@ type AdminProfile struct {
 }
 
 func (s *Server) adminProfiles(w http.ResponseWriter, r *http.Request) {
-	set := s.profiles.Load()
-	out := make([]AdminProfile, 0, len(set.byName))
-	for _, p := range set.byName {
+	profiles := s.planner.Profiles()
+	out := make([]AdminProfile, 0, len(profiles))
+	for _, p := range profiles {
 		ap := AdminProfile{Name: p.Name, Strategy: string(p.Strategy), ToolMode: p.ToolMode}
 		if ap.Strategy == "" {
 			ap.Strategy = string(StrategyAuto)
 		}
-		if ix := p.index(); ix != nil {
+		if ix := p.Index(); ix != nil {
 			ap.Tools, ap.Version = ix.Catalog().Len(), ix.Catalog().Version()
 		}
 		out = append(out, ap)

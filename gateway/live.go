@@ -257,7 +257,7 @@ func (l *liveStats) add(x *exchange, rec *RequestRecord, total time.Duration) {
 		}
 	}
 	if p := x.plan; p != nil && x.prof != nil && (x.prof.Strategy == StrategyAuto || x.prof.Strategy == "") {
-		l.auto[[2]string{x.backend, x.prof.Name}] = string(p.strategy)
+		l.auto[[2]string{x.backend, x.prof.Name}] = string(p.Strategy())
 	}
 }
 

@@ -122,7 +122,7 @@ func (s *Server) countMessageTokens(w http.ResponseWriter, r *http.Request) {
 	for i, m := range rq.Messages {
 		msgs[i] = m
 	}
-	out := messages.CountResponse(s.promptTokens(rq.Tools, msgs))
+	out := messages.CountResponse(s.planner.PromptTokens(rq.Tools, msgs))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)

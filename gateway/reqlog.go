@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/planner"
 )
 
 // The operator's view of requests: a bounded log of the latest ones (GET
@@ -112,12 +113,12 @@ func (w *watched) noteRound(u *oai.Usage) {
 }
 
 // noteLoaded records, under remove, the loaded set round n sends the engine.
-func (s *Server) noteLoaded(x *exchange, p *toolPlan) {
-	if p == nil || p.strategy != StrategyRemove {
+func (s *Server) noteLoaded(x *exchange, p *planner.Plan) {
+	if p == nil || p.Strategy() != StrategyRemove {
 		return
 	}
 	h := fnv.New64a()
-	for _, name := range s.active(p) {
+	for _, name := range p.Active() {
 		h.Write([]byte(name))
 		h.Write([]byte{0})
 	}
@@ -221,14 +222,14 @@ func missSlack(prev int) int { return min(128, prev/10) }
 // gateway does not know, or nothing was missed.
 func (l *requestLog) missReason(x *exchange) string {
 	p := x.plan
-	if p == nil || p.thread == "" || x.usage == nil || x.status != http.StatusOK {
+	if p == nil || p.Thread() == "" || x.usage == nil || x.status != http.StatusOK {
 		return ""
 	}
 	w := &x.ops
-	cur := threadSeen{version: p.cat.Version(), loaded: w.loadedLast, lastPrompt: w.lastPrompt}
+	cur := threadSeen{version: p.Catalog().Version(), loaded: w.loadedLast, lastPrompt: w.lastPrompt}
 	l.mu.Lock()
-	prev, known := l.threads.by[p.thread]
-	l.threads.put(p.thread, cur)
+	prev, known := l.threads.by[p.Thread()]
+	l.threads.put(p.Thread(), cur)
 	l.mu.Unlock()
 	switch {
 	case !known:
@@ -238,7 +239,7 @@ func (l *requestLog) missReason(x *exchange) string {
 		return "" // seen by another instance, or before a restart
 	case prev.version != cur.version:
 		return MissCatalogChanged
-	case p.strategy == StrategyRemove && (prev.loaded != w.loadedFirst || w.loadedMoved):
+	case p.Strategy() == StrategyRemove && (prev.loaded != w.loadedFirst || w.loadedMoved):
 		return MissLoadedSetChanged
 	case w.firstKnown && w.firstPrompt >= prev.lastPrompt && w.firstCached+missSlack(prev.lastPrompt) < prev.lastPrompt:
 		return MissEngineEvicted
@@ -248,9 +249,9 @@ func (l *requestLog) missReason(x *exchange) string {
 
 // firstOfThread says whether the client's messages (with the thread's hidden exchanges
 // spliced in) hold no assistant message: the conversation starts with this request.
-func firstOfThread(p *toolPlan) bool {
-	for i, m := range p.messages {
-		if i >= p.clientMsgs {
+func firstOfThread(p *planner.Plan) bool {
+	for i, m := range p.Messages() {
+		if i >= p.ClientMessages() {
 			break
 		}
 		if role, ok := oai.Get(m, "role"); ok && string(role) == `"assistant"` {
@@ -274,7 +275,7 @@ func (s *Server) watch(x *exchange, total time.Duration) {
 		rec.Profile = x.prof.Name
 	}
 	if p := x.plan; p != nil {
-		rec.Thread, rec.CatalogVersion, rec.DisabledCalls = p.thread, p.cat.Version(), p.strays
+		rec.Thread, rec.CatalogVersion, rec.DisabledCalls = p.Thread(), p.Catalog().Version(), p.Strays()
 	}
 	if u := x.usage; u != nil {
 		if !x.ops.noted { // relayed: one round the loop did not read

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
@@ -53,7 +54,7 @@ type Options struct {
 	Hybrid *toolsearch.Hybrid
 	// Profiles are named tool setups besides the default one the fields below
 	// describe; a profile named "default" replaces it. Aliases map model names to a
-	// profile and a backend model. See profileFor.
+	// profile and a backend model. See planner.Planner.ProfileFor.
 	Profiles []*Profile
 	Aliases  map[string]Alias
 	// SearchTopK is how many results a search returns when the caller does not say. If
@@ -163,7 +164,6 @@ type Server struct {
 	stopping context.Context // done once Stop is called
 	stop     context.CancelCauseFunc
 	bodies   bodyReader
-	known    knownTools // tools arrays the envelope scan validated, per caller
 	threads  state.Threads
 	budgets  tenant.Budgets
 	gates    map[string]*tenant.Gate // by upstream name; none for an upstream without a cap
@@ -171,17 +171,12 @@ type Server struct {
 	responses *responseStore
 	sockets   wsock.Registry
 
-	catalogs  catalogCache
-	tokens    tokenCounts
-	toolCache toolCache
-
 	// store is Options' Store, or its State; nil: tools are not managed.
 	store state.Store
 
-	// profiles are the named tool setups (SetProfiles swaps them at once); fallback is
-	// the default profile Options describe.
-	profiles profiles
-	fallback *Profile
+	// planner plans each request's tools: its profile, catalog, loaded set and
+	// strategy (gateway/planner).
+	planner *planner.Planner
 
 	// The operator's view: the request log, live statistics and their event streams,
 	// and the tracer (nil: tracing off).
@@ -257,9 +252,9 @@ func New(o Options) *Server {
 	if s.store == nil && o.State != nil {
 		s.store = o.State.Store()
 	}
-	s.fallback = defaultProfile(&s.opt)
-	s.fallback.applyDefaults(o.Now())
-	s.SetProfiles(o.Profiles, o.Aliases, nil)
+	s.planner = planner.New(planner.Config{Store: s.store, Chooser: o.Chooser, Tokens: o.Tokens, Policy: o.Policy,
+		Threads: s.threads, Default: defaultProfile(&s.opt), CatalogChanges: s.metrics.catalogChanges, Now: o.Now})
+	s.planner.SetProfiles(o.Profiles, o.Aliases, nil)
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	if s.opt.EventInterval <= 0 {
 		s.opt.EventInterval = time.Second
@@ -281,8 +276,8 @@ func New(o Options) *Server {
 	s.handle("/v1/responses/input_tokens", http.MethodPost, s.authenticate(s.responseInputTokens))
 	s.mux.HandleFunc("/v1/responses/", s.authenticate(s.responseByID))
 	s.handle("/v1/models", http.MethodGet, s.authenticate(s.models))
-	s.handle("/v1/tools", http.MethodGet, s.authenticate(s.tools))
-	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(s.toolSearch))
+	s.handle("/v1/tools", http.MethodGet, s.authenticate(listTools(s.planner, s.log)))
+	s.handle("/v1/tools/search", http.MethodGet, s.authenticate(searchTools(s.planner, s.log)))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	s.mux.HandleFunc("/admin/", s.admin)
@@ -294,6 +289,10 @@ func New(o Options) *Server {
 	})
 	return s
 }
+
+// Planner is the server's tool planner: the wiring sets its profiles (SetProfiles) and
+// counts their catalogs' changes through it.
+func (s *Server) Planner() *planner.Planner { return s.planner }
 
 // handle registers h for path and answers other methods with a 405 in the envelope.
 func (s *Server) handle(path, method string, h http.HandlerFunc) {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/planner"
 )
 
 // Spans, when Options.TracerProvider is set (cmd/gateway sets it from the OTEL_*
@@ -73,7 +74,7 @@ func (s *Server) startSpan(r *http.Request, x *exchange) *http.Request {
 // roundBegin counts an upstream call of x and returns the context it runs under: with
 // tracing, in a new round span (n, from 0; n < 0 for a relayed request, which has
 // none) and its upstream call's span, after ending the previous round's.
-func (s *Server) roundBegin(ctx context.Context, x *exchange, p *toolPlan, n int) context.Context {
+func (s *Server) roundBegin(ctx context.Context, x *exchange, p *planner.Plan, n int) context.Context {
 	w := &x.ops
 	w.rounds++
 	s.noteLoaded(x, p)
