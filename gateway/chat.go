@@ -11,6 +11,7 @@ import (
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/replicas"
 	"github.com/maskgate/maskgate/gateway/observe"
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/kvcache"
 )
 
@@ -51,7 +52,7 @@ type exchange struct {
 
 	usage *oai.Usage
 	cache backends.CacheSource
-	plan  *toolPlan // nil when tools are not managed
+	plan  *planner.Plan // nil when tools are not managed
 	// engine is the engine's own timings of each round that reported them
 	// (backends.Timings): what the auto strategy learns the engine's costs from.
 	engine []backends.Timings
@@ -105,17 +106,7 @@ func accounting(u *oai.Usage, source backends.CacheSource) kvcache.Usage {
 // keeps (bodyReader's editSlack), so a pass-through stream costs no copy of its body;
 // req is spent after it (oai.Object.SetEnd).
 func requestUsage(req *oai.Object) []byte {
-	return req.SetEnd("stream_options", usageOptions(req))
-}
-
-// usageOptions is req's stream_options with include_usage true.
-func usageOptions(req *oai.Object) []byte {
-	if cur, ok := req.Get("stream_options"); ok {
-		if so, err := oai.ParseObject(cur); err == nil {
-			return so.Set("include_usage", []byte("true"))
-		}
-	}
-	return []byte(`{"include_usage":true}`)
+	return req.SetEnd("stream_options", req.UsageOptions())
 }
 
 // whole answers with a complete chat.completion object, byte for byte as the backend

@@ -8,12 +8,13 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/planner"
 )
 
 // chatDoor is POST /v1/chat/completions: the pipeline's own language, so decoding is
 // reading the envelope, and an unmanaged answer is relayed byte for byte.
 type chatDoor struct {
-	known *knownTools // tools arrays validated before, per caller; nil: none
+	known *planner.KnownTools // tools arrays validated before, per caller; nil: none
 }
 
 func (chatDoor) name() string { return "chat_completions" }
@@ -21,7 +22,7 @@ func (chatDoor) name() string { return "chat_completions" }
 func (d chatDoor) decode(r *http.Request, body []byte) (*request, error) {
 	var known oai.Known
 	if d.known != nil {
-		known = d.known.forCaller(callerOf(r.Context()))
+		known = d.known.ForCaller(callerOf(r.Context()).name())
 	}
 	env, err := oai.ParseEnvelopeKnown(body, known)
 	if err != nil {
@@ -41,7 +42,7 @@ func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *
 // chatAPI is the handler of POST /v1/chat/completions.
 type chatAPI struct {
 	host  *doorHost
-	known *knownTools
+	known *planner.KnownTools
 }
 
 func (a chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {

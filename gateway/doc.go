@@ -12,11 +12,12 @@
 // loaded sets (toolsearch/), constraints (masking/) or cache models (kvcache/): it asks
 // those packages and wires their answers into the response.
 //
-// For managed tool catalogs it decides the strategy per request (strategy.go: the
-// configured one, or auto's Chooser, pinned per thread), builds the engine's tools array
-// for it, runs meta-tool rounds, answers calls outside the allowed set (counted, never
-// returned), and reports prompt, cached and computed tokens in headers, trailers and
-// counters, with kvcache's accounting rule.
+// For managed tool catalogs it asks gateway/planner for the request's plan once (the
+// profile, catalog, loaded set and strategy: the configured one, or auto's Chooser,
+// pinned per thread), sends the plan's tools array and messages each round, runs
+// meta-tool rounds against the plan, answers calls outside the allowed set (counted,
+// never returned), and reports prompt, cached and computed tokens in headers, trailers
+// and counters, with kvcache's accounting rule.
 //
 // Callers are identities (gateway/access, caller.go): with Options.Keys, /v1/ answers 401
 // to a request without a configured key (Bearer or x-api-key) and 403 to a model or

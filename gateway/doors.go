@@ -33,9 +33,9 @@ type doors struct {
 // newDoors is s's doors, each holding what it needs of s.
 func newDoors(s *Server) doors {
 	h := &doorHost{serve: s.serve, read: s.readRequest, release: s.bodies.release, router: s.router,
-		count: s.promptTokens, log: s.log, now: s.now, hosted: s.opt.HostedTools}
+		count: s.planner.PromptTokens, log: s.log, now: s.now, hosted: s.opt.HostedTools}
 	return doors{
-		chat:      chatAPI{host: h, known: &s.known},
+		chat:      chatAPI{host: h, known: s.planner.Known()},
 		messages:  messagesAPI{host: h},
 		responses: &responsesAPI{host: h, store: s.responses, sockets: &s.sockets, ws: s.opt.WebSocket, stopping: s.stopping},
 		models:    modelsAPI{router: s.router, probeTimeout: s.opt.ProbeTimeout, log: s.log},

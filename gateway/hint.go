@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/gateway/planner"
 )
 
 // routingHint is the header a request's upstream calls carry for a session-affinity
@@ -20,7 +21,7 @@ func (x *exchange) hinted(ctx context.Context) context.Context {
 // routingHint is the hint for a request to up: its thread (the plan's, or named the same
 // way when tools are not managed) or its caller, hashed with the thread salt so the
 // header reveals neither the client's ids nor its key.
-func (s *Server) routingHint(r *http.Request, q *request, up *Upstream, plan *toolPlan) routingHint {
+func (s *Server) routingHint(r *http.Request, q *request, up *Upstream, plan *planner.Plan) routingHint {
 	if up.HintHeader == "" {
 		return routingHint{}
 	}
@@ -30,9 +31,9 @@ func (s *Server) routingHint(r *http.Request, q *request, up *Upstream, plan *to
 		v = s.threads.Caller(threadIdentity(callerOf(r.Context()).name(), q.prof.Name))
 	default:
 		if plan != nil {
-			v = plan.thread
+			v = plan.Thread()
 		} else {
-			v = s.threadOf(r, q)
+			v = s.planner.Thread(planInput(r, q, up, s.unscopedThreads))
 		}
 	}
 	return routingHint{up.HintHeader, v}

@@ -15,6 +15,7 @@ import (
 	"github.com/maskgate/maskgate/backends/replicas"
 	"github.com/maskgate/maskgate/gateway/door"
 	"github.com/maskgate/maskgate/gateway/observe"
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
 )
@@ -103,7 +104,7 @@ type rawWholer interface {
 // Streamed or not, every round is read the same way; a stream's text and reasoning
 // reach the client as they come, and tool calls are held until the round ends, since
 // only then is it known whether the gateway runs them or the client gets them.
-func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *request, p *toolPlan, managed bool, sk door.Sink) error {
+func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *request, p *planner.Plan, managed bool, sk door.Sink) error {
 	ctx := r.Context()
 	stream := q.env.Stream
 	begun := false
@@ -138,7 +139,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		body := q.body
 		if managed {
 			var err error
-			if body, err = s.upstreamBody(q.env.Object, p, stream); err != nil {
+			if body, err = p.UpstreamBody(q.env.Object, stream); err != nil {
 				return fail(err)
 			}
 		}
@@ -146,13 +147,13 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		// upstreamBody.
 		rctx := s.ops.RoundBegun(ctx, &x.ops, observe.Round{N: n, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, p)}) // counts the round; with tracing, its spans
 		t := s.now()
-		resp, err := be.ChatCompletion(x.hinted(rctx), s.backendRequest(x, p, body, q.env.Model, stream))
+		resp, err := be.ChatCompletion(x.hinted(rctx), backendRequest(x, p, body, q.env.Model, stream))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return fail(err)
 		}
 		if !x.committed {
-			x.strategy = backendLabel(p, x.strategy, resp.Strategy)
+			x.strategy = planner.Label(p, x.strategy, resp.Strategy)
 			if v := resp.Header.Get(replicas.HeaderReplica); v != "" {
 				x.replica = v // the replica of the round the answer's headers go out with
 			}
@@ -195,8 +196,8 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		if len(calls) == 0 || !s.needsRound(p, calls) {
 			break
 		}
-		if n >= p.prof.MaxRounds {
-			if err := s.keepExchange(ctx, p); err != nil {
+		if n >= p.Profile().MaxRounds {
+			if err := p.Keep(ctx); err != nil {
 				return fail(err)
 			}
 			s.countDisabled(x, p, calls, outcomeRefused)
@@ -211,13 +212,13 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 			}
 			x.ttft = 0 // the model's first output sets it
 		}
-		p.cut = rd.finish == oai.FinishLength
+		p.SetCut(rd.finish == oai.FinishLength)
 		if err := s.runCalls(r, p, msg, calls); err != nil {
 			return fail(err)
 		}
 	}
 	if managed {
-		if err := s.keepExchange(ctx, p); err != nil {
+		if err := p.Keep(ctx); err != nil {
 			return fail(err)
 		}
 	} else if p != nil {
@@ -246,20 +247,20 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 // model itself), the calls to tools outside the allowed set, and tells the client so in
 // the answer's text: the client sees, and can show the model, that the call was refused
 // and why. An answer left with no call ends with stop.
-func (s *Server) refuseStrays(x *exchange, p *toolPlan, rd *round, sk door.Sink, stream bool, begin func() error) error {
+func (s *Server) refuseStrays(x *exchange, p *planner.Plan, rd *round, sk door.Sink, stream bool, begin func() error) error {
 	var note strings.Builder
 	for i, c := range rd.calls {
 		name := c.name.String()
-		if meta.IsMeta(name) || s.callable(p, name) {
+		if meta.IsMeta(name) || p.Callable(name) {
 			continue
 		}
 		delete(rd.calls, i)
-		p.strays++
+		p.CountStrays(1)
 		s.metrics.disabledCalls.WithLabelValues(x.backend, string(x.strategy), outcomeRefused).Inc()
 		why := "it is not loaded in this conversation; load it with load_tool first"
-		if t, ok := p.cat.Lookup(name); !ok {
+		if t, ok := p.Catalog().Lookup(name); !ok {
 			why = "no tool has that name"
-		} else if p.removed[name] || !p.rules.Allowed(policy.Load, p.policy, t.Name) {
+		} else if !p.Allowed(policy.Load, t.Name) {
 			why = "it is not available here"
 		}
 		fmt.Fprintf(&note, "\n[maskgate refused the call to %s: %s.]", quote(name), why)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/observe"
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
@@ -44,9 +45,9 @@ func newOperatorView(s *Server) *observe.View {
 		RequestLog: s.opt.RequestLog, EventInterval: s.opt.EventInterval, TracerProvider: s.opt.TracerProvider,
 		Now: s.now, Logger: s.log, Stopping: s.stopping, AdminKey: s.opt.AdminKey, Store: s.store,
 		WriteError: func(w http.ResponseWriter, err error) { writeError(w, s.log, err) },
-		Profiles:   func() []observe.AdminProfile { return adminProfiles(s.profiles.Load()) },
-		Tools:      asProfile(s.tools),
-		ToolSearch: asProfile(s.toolSearch),
+		Profiles:   func() []observe.AdminProfile { return adminProfiles(s.planner.Profiles()) },
+		Tools:      asProfile(listTools(s.planner, s.log)),
+		ToolSearch: asProfile(searchTools(s.planner, s.log)),
 		Thread: func(id, key, profile string) string {
 			return s.threads.Thread(state.ThreadInput{Header: id, Identity: threadIdentity(key, profile)})
 		},
@@ -79,23 +80,23 @@ func ended(x *exchange, total time.Duration) observe.Ended {
 		e.Account = accounting(x.usage, x.cache)
 	}
 	if p := x.plan; p != nil {
-		e.Chose, e.Thread, e.CatalogVersion, e.DisabledCalls = string(p.strategy), p.thread, p.cat.Version(), p.strays
-		e.Remove = p.strategy == StrategyRemove
-		if p.thread != "" {
-			e.Opens = (*opening)(p)
+		e.Chose, e.Thread, e.CatalogVersion, e.DisabledCalls = string(p.Strategy()), p.Thread(), p.Catalog().Version(), p.Strays()
+		e.Remove = p.Strategy() == StrategyRemove
+		if p.Thread() != "" {
+			e.Opens = opening{p}
 		}
 	}
 	return e
 }
 
 // opening is a plan as the request log asks it whether its request opens the thread.
-type opening toolPlan
+type opening struct{ p *planner.Plan }
 
 // OpensThread says whether the client's messages (with the thread's hidden exchanges
 // spliced in) hold no assistant message: the conversation starts with this request.
-func (p *opening) OpensThread() bool {
-	for i, m := range p.messages {
-		if i >= p.clientMsgs {
+func (o opening) OpensThread() bool {
+	for i, m := range o.p.Messages() {
+		if i >= o.p.ClientMessages() {
 			break
 		}
 		if role, ok := oai.Get(m, "role"); ok && string(role) == `"assistant"` {
@@ -107,11 +108,11 @@ func (p *opening) OpensThread() bool {
 
 // underRemove is, under strategy remove, the tools round calls under p show the engine
 // (observe.Round.Loaded); nil under any other.
-func underRemove(s *Server, p *toolPlan) []string {
-	if p == nil || p.strategy != StrategyRemove {
+func underRemove(s *Server, p *planner.Plan) []string {
+	if p == nil || p.Strategy() != StrategyRemove {
 		return nil
 	}
-	if names := s.active(p); names != nil {
+	if names := p.Active(); names != nil {
 		return names
 	}
 	return []string{}
@@ -145,14 +146,14 @@ func threadIdentity(key, profile string) string {
 
 // adminProfiles are set's profiles as GET /admin/profiles lists them: the default
 // first, then by name.
-func adminProfiles(set *profileSet) []observe.AdminProfile {
-	out := make([]observe.AdminProfile, 0, len(set.byName))
-	for _, p := range set.byName {
+func adminProfiles(profiles []*planner.Profile) []observe.AdminProfile {
+	out := make([]observe.AdminProfile, 0, len(profiles))
+	for _, p := range profiles {
 		ap := observe.AdminProfile{Name: p.Name, Strategy: string(p.Strategy), ToolMode: p.ToolMode}
 		if ap.Strategy == "" {
 			ap.Strategy = string(StrategyAuto)
 		}
-		if ix := p.index(); ix != nil {
+		if ix := p.Index(); ix != nil {
 			ap.Tools, ap.Version = ix.Catalog().Len(), ix.Catalog().Version()
 		}
 		out = append(out, ap)

@@ -11,6 +11,7 @@ import (
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/door"
 	"github.com/maskgate/maskgate/gateway/observe"
+	"github.com/maskgate/maskgate/gateway/planner"
 )
 
 // A doorway is one API surface on the gateway's one pipeline: Chat Completions,
@@ -44,7 +45,7 @@ type request struct {
 	// deferring and those its own searches found. hidden names the tools in its tools
 	// array that it defers and has not found yet (Anthropic's defer_loading without a
 	// tool_reference, the Responses API's defer_loading without a tool_search_output).
-	// See planTools.
+	// See planner.Input.
 	clientTools bool
 	hidden      []string
 	// clientSearch says the client runs tool discovery itself (it deferred tools, or
@@ -74,8 +75,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 		defer release()
 		err = s.run(w, r, x, d)
 		s.access.Charge(context.WithoutCancel(r.Context()), x.caller.key, x.usage)
-		if x.prof != nil && x.prof.limitKey != nil {
-			s.access.Charge(context.WithoutCancel(r.Context()), x.prof.limitKey, x.usage)
+		if x.prof != nil && x.prof.LimitKey() != nil {
+			s.access.Charge(context.WithoutCancel(r.Context()), x.prof.LimitKey(), x.usage)
 		}
 	}
 	if err != nil {
@@ -94,7 +95,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	if x.committed && x.stream {
 		setAccounting(w.Header(), http.TrailerPrefix, x.usage, x.cache)
 	}
-	s.observe(x)
+	learn(s.planner, x)
 	s.record(x)
 	if x.held != nil && x.bodyWrites.Idle() { // else a transport may still be sending it: the collector's
 		s.bodies.release(x.held)
@@ -138,7 +139,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if err != nil {
 		return err
 	}
-	releaseProfile, alias, err := s.useProfile(r, x, q)
+	releaseProfile, alias, err := useProfile(r, x, q, s.planner, s.budgets, s.metrics.rejected, s.now)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		x.cacheSalt = s.threads.CacheSalt(k.Name)
 	}
 
-	plan, err := s.planTools(r, q, rt.up.Name, rt.up.Backend)
+	plan, err := s.planner.Plan(r.Context(), planInput(r, q, rt.up, s.unscopedThreads))
 	if err != nil {
 		return err
 	}
@@ -194,17 +195,17 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	body := q.body
 	x.plan = plan
 	if plan != nil {
-		if err := s.checkBudget(rt.up, env.Object, s.toolsArray(plan), plan.messages); err != nil {
+		if err := s.planner.CheckBudget(rt.up.ContextWindow, env.Object, plan.ToolsArray(), plan.Messages()); err != nil {
 			return err
 		}
-		x.strategy = plan.strategy
-		if plan.thread != "" {
-			w.Header().Set(HeaderThread, plan.thread)
+		x.strategy = plan.Strategy()
+		if plan.Thread() != "" {
+			w.Header().Set(HeaderThread, plan.Thread())
 		}
 		if q.prof.ToolMode != ModeClient {
 			return s.streamLoop(w, r, x, d, rt.up.Backend, q, plan, true)
 		}
-		if body, err = s.upstreamBody(env.Object, plan, env.Stream); err != nil {
+		if body, err = plan.UpstreamBody(env.Object, env.Stream); err != nil {
 			return err
 		}
 	} else {
@@ -212,7 +213,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		for i, m := range env.Messages {
 			msgs[i] = m
 		}
-		if err := s.checkBudget(rt.up, env.Object, env.Tools, msgs); err != nil {
+		if err := s.planner.CheckBudget(rt.up.ContextWindow, env.Object, env.Tools, msgs); err != nil {
 			return err
 		}
 	}
@@ -226,7 +227,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 }
 
 // streamLoop runs the loop with d's sink, and keep-alives while it streams.
-func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange, d doorway, be backends.Backend, q *request, plan *toolPlan, managed bool) error {
+func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange, d doorway, be backends.Backend, q *request, plan *planner.Plan, managed bool) error {
 	sk := d.sink(w, x, q)
 	stop := s.startKeepAlive(w, x, d, q.env.Stream)
 	defer stop()
@@ -235,7 +236,7 @@ func (s *Server) streamLoop(w http.ResponseWriter, r *http.Request, x *exchange,
 
 // pass sends a Chat Completions request to the backend in one round and relays its
 // answer byte for byte (less the usage the gateway asked for on the client's behalf).
-func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt route, plan *toolPlan, env *oai.Envelope, body []byte) error {
+func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt route, plan *planner.Plan, env *oai.Envelope, body []byte) error {
 	// The gateway needs usage on every stream for its accounting; a client that did not
 	// ask for it gets the stream without it.
 	dropUsage := env.Stream && !env.IncludeUsage
@@ -253,12 +254,12 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 	}
 	uctx := s.ops.RoundBegun(r.Context(), &x.ops, observe.Round{N: -1, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, plan)}) // the upstream call's span, ended with the request's
 	t := s.now()
-	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), s.backendRequest(x, plan, body, env.Model, env.Stream))
+	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), backendRequest(x, plan, body, env.Model, env.Stream))
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err
 	}
-	x.strategy = backendLabel(plan, x.strategy, resp.Strategy)
+	x.strategy = planner.Label(plan, x.strategy, resp.Strategy)
 	copyHeaders(w.Header(), resp.Header)
 	if resp.Stream != nil {
 		// Keep-alives once the stream has begun: a pause between the engine's chunks.

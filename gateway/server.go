@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/maskgate/maskgate/gateway/access"
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/gateway/respstore"
 	"github.com/maskgate/maskgate/gateway/wsock"
 	"github.com/maskgate/maskgate/tenant"
@@ -55,7 +56,7 @@ type Options struct {
 	Hybrid *toolsearch.Hybrid
 	// Profiles are named tool setups besides the default one the fields below
 	// describe; a profile named "default" replaces it. Aliases map model names to a
-	// profile and a backend model. See profileFor.
+	// profile and a backend model. See planner.Planner.ProfileFor.
 	Profiles []*Profile
 	Aliases  map[string]Alias
 	// SearchTopK is how many results a search returns when the caller does not say. If
@@ -165,7 +166,6 @@ type Server struct {
 	stopping context.Context // done once Stop is called
 	stop     context.CancelCauseFunc
 	bodies   bodyReader
-	known    knownTools // tools arrays the envelope scan validated, per caller
 	threads  state.Threads
 	budgets  tenant.Budgets
 	access   *access.Guard // authentication, keys' limits, backends' gates
@@ -173,17 +173,12 @@ type Server struct {
 	responses *respstore.Store
 	sockets   wsock.Registry
 
-	catalogs  catalogCache
-	tokens    tokenCounts
-	toolCache toolCache
-
 	// store is Options' Store, or its State; nil: tools are not managed.
 	store state.Store
 
-	// profiles are the named tool setups (SetProfiles swaps them at once); fallback is
-	// the default profile Options describe.
-	profiles profiles
-	fallback *Profile
+	// planner plans each request's tools: its profile, catalog, loaded set and
+	// strategy (gateway/planner).
+	planner *planner.Planner
 
 	// ops is the operator's view (gateway/observe): the request log, live statistics
 	// and their event streams, spans, the admin endpoints.
@@ -255,9 +250,9 @@ func New(o Options) *Server {
 	if s.store == nil && o.State != nil {
 		s.store = o.State.Store()
 	}
-	s.fallback = defaultProfile(&s.opt)
-	s.fallback.applyDefaults(o.Now())
-	s.SetProfiles(o.Profiles, o.Aliases, nil)
+	s.planner = planner.New(planner.Config{Store: s.store, Chooser: o.Chooser, Tokens: o.Tokens, Policy: o.Policy,
+		Threads: s.threads, Default: defaultProfile(&s.opt), CatalogChanges: s.metrics.catalogChanges, Now: o.Now})
+	s.planner.SetProfiles(o.Profiles, o.Aliases, nil)
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	if s.opt.EventInterval <= 0 {
 		s.opt.EventInterval = time.Second
@@ -274,8 +269,8 @@ func New(o Options) *Server {
 	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(d.responses.inputTokens))
 	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(d.responses.byID))
 	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(d.models.ServeHTTP))
-	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(s.tools))
-	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(s.toolSearch))
+	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(listTools(s.planner, s.log)))
+	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(searchTools(s.planner, s.log)))
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	view.Register(s.mux) // /admin/
@@ -287,6 +282,10 @@ func New(o Options) *Server {
 	})
 	return s
 }
+
+// Planner is the server's tool planner: the wiring sets its profiles (SetProfiles) and
+// counts their catalogs' changes through it.
+func (s *Server) Planner() *planner.Planner { return s.planner }
 
 // handle registers h for path and answers other methods with a 405 in the envelope.
 func (s *Server) handle(path, method string, h http.HandlerFunc) {

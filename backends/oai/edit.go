@@ -275,3 +275,14 @@ func skipSpace(b []byte, i int) int {
 	}
 	return i
 }
+
+// UsageOptions is the request's stream_options with include_usage true, its other
+// options kept: what a stream that must report its usage sends.
+func (o *Object) UsageOptions() []byte {
+	if cur, ok := o.Get("stream_options"); ok {
+		if so, err := ParseObject(cur); err == nil {
+			return so.Set("include_usage", []byte("true"))
+		}
+	}
+	return []byte(`{"include_usage":true}`)
+}

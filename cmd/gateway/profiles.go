@@ -120,7 +120,7 @@ func (w *profiles) apply(cfg *config.Config) error {
 		}
 	}
 	w.cfg, w.servers, w.built = cfg, servers, built
-	w.srv.SetProfiles(list, aliases, rules)
+	w.srv.Planner().SetProfiles(list, aliases, rules)
 	return nil
 }
 
@@ -302,13 +302,13 @@ func (w *profiles) refresh(name string) {
 // report logs and counts a catalog change.
 func (w *profiles) report(profile string, ch profile.Change, why string) {
 	if len(ch.Added) > 0 {
-		w.srv.CatalogChanged(profile, "append")
+		w.srv.Planner().CatalogChanged(profile, "append")
 	}
 	if len(ch.Removed) > 0 {
-		w.srv.CatalogChanged(profile, "mask")
+		w.srv.Planner().CatalogChanged(profile, "mask")
 	}
 	if ch.Broke {
-		w.srv.CatalogChanged(profile, "break")
+		w.srv.Planner().CatalogChanged(profile, "break")
 		w.log.Warn("catalog changed in place: the cached prompt prefix of this profile moves", "profile", profile, "cause", why,
 			"replaced", ch.Replaced, "version", ch.Version)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"errors"
@@ -9,32 +9,32 @@ import (
 	"github.com/maskgate/maskgate/toolsearch/tokens"
 )
 
-// promptTokens estimates a prompt as the budget counts it: tiktoken over the tools
+// PromptTokens estimates a prompt as the budget counts it: tiktoken over the tools
 // (cached by content) and each message; four bytes a token without a counter.
-func (s *Server) promptTokens(tools []byte, messages [][]byte) int {
+func (pl *Planner) PromptTokens(tools []byte, messages [][]byte) int {
 	n := 0
 	if len(tools) > 0 {
-		if s.opt.Tokens != nil {
-			n += s.opt.Tokens.CatalogTokens(tools)
+		if pl.cfg.Tokens != nil {
+			n += pl.cfg.Tokens.CatalogTokens(tools)
 		} else {
-			n += s.countTokens(tools)
+			n += pl.countTokens(tools)
 		}
 	}
 	for _, m := range messages {
-		n += s.countTokens(m)
+		n += pl.countTokens(m)
 	}
 	return n
 }
 
-// checkBudget refuses, with a 400 naming what to cut, a request that cannot fit the
-// model's context window. It runs only where the upstream's window is configured; the
+// CheckBudget refuses, with a 400 naming what to cut, a request that cannot fit the
+// model's context window of window tokens. It runs only where the window is known; the
 // count is tiktoken's over the JSON the engine will render (tools cached by content), so
 // it is an estimate, not the engine's own tokenization.
-func (s *Server) checkBudget(up *Upstream, req *oai.Object, tools []byte, messages [][]byte) error {
-	if up.ContextWindow <= 0 || s.opt.Tokens == nil {
+func (pl *Planner) CheckBudget(window int, req *oai.Object, tools []byte, messages [][]byte) error {
+	if window <= 0 || pl.cfg.Tokens == nil {
 		return nil
 	}
-	prompt := s.promptTokens(tools, messages)
+	prompt := pl.PromptTokens(tools, messages)
 	maxTokens := 0
 	for _, key := range []string{"max_completion_tokens", "max_tokens"} {
 		if raw, ok := req.Get(key); ok {
@@ -44,7 +44,7 @@ func (s *Server) checkBudget(up *Upstream, req *oai.Object, tools []byte, messag
 			}
 		}
 	}
-	err := tokens.Check(prompt, maxTokens, up.ContextWindow)
+	err := tokens.Check(prompt, maxTokens, window)
 	var be *tokens.BudgetError
 	if errors.As(err, &be) {
 		// OpenAI says context_length_exceeded with param messages whichever part is too

@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"context"
@@ -75,21 +75,21 @@ func capabilities(be backends.Backend) Capabilities {
 // Under auto with a Chooser, a thread keeps the strategy its first request got: a
 // switch in mid-conversation would break its prefix, so the Chooser's changes reach new
 // conversations only.
-func (s *Server) chooseStrategy(ctx context.Context, prof *Profile, backend string, be backends.Backend, cat *toolsearch.Catalog, thread string, pins map[string]string) (Strategy, error) {
+func (pl *Planner) chooseStrategy(ctx context.Context, prof *Profile, backend string, be backends.Backend, cat *toolsearch.Catalog, thread string, pins map[string]string) (Strategy, error) {
 	caps := capabilities(be)
 	st := prof.Strategy
 	if st == StrategyAuto || st == "" {
-		if s.opt.Chooser != nil {
+		if pl.cfg.Chooser != nil {
 			if pinned, ok := pins[backend]; thread != "" && ok && (Strategy(pinned) != StrategyMask || caps.Constrains) {
 				return Strategy(pinned), nil
 			}
-			st = s.opt.Chooser.Choose(ChoiceInput{Profile: prof.Name, Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: s.catalogSize(cat, prof.AutoLoad)})
+			st = pl.cfg.Chooser.Choose(ChoiceInput{Profile: prof.Name, Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: pl.catalogSize(cat, prof.AutoLoad)})
 			if thread != "" { // a request without a thread has nothing to keep consistent
 				// Kept with the thread, so every instance serving it agrees: the first
 				// pin wins.
-				won, err := s.store.Pin(ctx, thread, backend, string(st))
+				won, err := pl.cfg.Store.Pin(ctx, thread, backend, string(st))
 				if err != nil {
-					return "", stateUnavailable(err)
+					return "", StateUnavailable(err)
 				}
 				st = Strategy(won)
 			}
@@ -105,73 +105,61 @@ func (s *Server) chooseStrategy(ctx context.Context, prof *Profile, backend stri
 	return st, nil
 }
 
-// backendLabel is the strategy a response reports. A backend's own word counts where
+// Label is the strategy a response reports (p nil: an unmanaged request). A backend's own word counts where
 // the gateway left the tools to it (an unmanaged request: e.g. a forced call it enforced
 // is mask) or asked it to mask (it may say it could only validate); under the gateway's
 // other strategies the gateway's label stands, whatever the engine did within them.
-func backendLabel(p *toolPlan, gateway Strategy, backend string) Strategy {
+func Label(p *Plan, gateway Strategy, backend string) Strategy {
 	if backend == "" || (p != nil && p.strategy != StrategyMask) {
 		return gateway
 	}
 	return Strategy(backend)
 }
 
-// wholeCatalog reports whether the engine sees every tool of the catalog.
-func (p *toolPlan) wholeCatalog() bool { return p.strategy != StrategyRemove }
+// WholeCatalog reports whether the engine sees every tool of the catalog.
+func (p *Plan) WholeCatalog() bool { return p.strategy != StrategyRemove }
 
-// callable reports whether the model may call name in this request: a loaded tool
+// Callable reports whether the model may call name in this request: a loaded tool
 // that the policy keeps active, or under eager any tool of the catalog it keeps.
-func (s *Server) callable(p *toolPlan, name string) bool {
+func (p *Plan) Callable(name string) bool {
 	if p.strategy == StrategyEager {
 		_, ok := p.cat.Lookup(name)
-		return ok && !p.removed[name] && p.rules.Allowed(policy.Active, p.policy, name)
+		return ok && p.Allowed(policy.Active, name)
 	}
-	return contains(s.active(p), name)
+	return slices.Contains(p.Active(), name)
 }
 
 // allowedNames is what the model may call: the meta-tools and the active loaded
 // tools.
-func (s *Server) allowedNames(p *toolPlan) []string {
+func (p *Plan) allowedNames() []string {
 	if p.clientSearch {
-		return s.active(p)
+		return p.Active()
 	}
 	names := []string{meta.SearchTools}
 	if !p.prof.AutoLoad {
 		names = append(names, meta.LoadTool)
 	}
-	return append(names, s.active(p)...)
+	return append(names, p.Active()...)
 }
 
-// backendRequest is one call to the backend. Under a plan it carries the allowed set
-// (mask) and what replicas route on: the catalog version, which every session of the
-// profile shares as its prefix (an isolated caller's own, as its cache salt makes it),
-// and the thread.
-func (s *Server) backendRequest(x *exchange, p *toolPlan, body []byte, model string, stream bool) *backends.Request {
-	if x.historyReasoning {
-		body = x.reasoning.rewrite(body)
+// Route fills in req, one call to the backend under the plan, what the backend needs of
+// the plan: the allowed set (mask) and what replicas route on: the catalog version,
+// which every session of the profile shares as its prefix (an isolated caller's own, as
+// its cache salt makes it), and the thread.
+func (p *Plan) Route(req *backends.Request, cacheSalt string) {
+	req.Allowed = p.allowed()
+	req.Prefix = p.cat.Version()
+	if cacheSalt != "" {
+		req.Prefix += "/" + cacheSalt
 	}
-	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt,
-		// Catalog first only where the tools array holds still: the client's tools as
-		// sent (no plan) or the whole catalog. Under remove it changes with the loaded
-		// set, and ahead of the system prompt it would move that prompt with it (the
-		// embedded replay: remove computed 2,929 tokens a session instead of 2,658).
-		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder && (p == nil || p.wholeCatalog())}
-	if p != nil {
-		req.Allowed = s.allowed(p)
-		req.Prefix = p.cat.Version()
-		if x.cacheSalt != "" {
-			req.Prefix += "/" + x.cacheSalt
-		}
-		req.Thread = p.thread
-		if p.wholeCatalog() {
-			// toolsArray's bytes depend on nothing else.
-			req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
-			if p.metaHidden { // no meta-tools in its tools array (toolsArray)
-				req.ToolsID += "/client"
-			}
+	req.Thread = p.thread
+	if p.WholeCatalog() {
+		// ToolsArray's bytes depend on nothing else.
+		req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
+		if p.metaHidden { // no meta-tools in its tools array (ToolsArray)
+			req.ToolsID += "/client"
 		}
 	}
-	return req
 }
 
 // namespaceChoice expands a client tool_choice that names tools by prefix — a function
@@ -209,12 +197,12 @@ func isPrefixName(n string) bool { return strings.HasSuffix(n, "*") }
 // allowedToolChoice is the tool_choice of strategy allowed_tools: the client's own
 // choice narrowed to the allowed names. ok is false when the client's choice stays
 // as it is (none, or unreadable: the engine then answers for it).
-func (s *Server) allowedToolChoice(p *toolPlan, client []byte) ([]byte, bool) {
+func (p *Plan) allowedToolChoice(client []byte) ([]byte, bool) {
 	mode, narrow, none, err := masking.ParseToolChoice(client)
 	if err != nil || none {
 		return nil, false
 	}
-	names := masking.Narrow(s.allowedNames(p), narrow)
+	names := masking.Narrow(p.allowedNames(), narrow)
 	if len(names) == 0 {
 		if mode == masking.ModeAuto {
 			return []byte(`"none"`), true

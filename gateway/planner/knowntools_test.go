@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/maskgate/maskgate/backends/oai"
-	"github.com/maskgate/maskgate/tenant"
 )
 
 func chatBody(tools []byte, tail string) []byte {
@@ -19,9 +18,9 @@ func chatBody(tools []byte, tail string) []byte {
 // vouched for by this caller's; and an array that only begins like a known one is
 // scanned in full.
 func TestKnownTools_VouchesOnlyForTheSameBytesOfTheSameCaller(t *testing.T) {
-	var k knownTools
-	alice := k.forCaller(caller{key: &tenant.Key{Name: "alice"}})
-	bob := k.forCaller(caller{key: &tenant.Key{Name: "bob"}})
+	var k KnownTools
+	alice := k.ForCaller("alice")
+	bob := k.ForCaller("bob")
 	tools := toolsArray(25, "")
 	if len(tools) < knownMin {
 		t.Fatalf("test array of %d bytes is below knownMin", len(tools))
@@ -64,8 +63,8 @@ func TestKnownTools_VouchesOnlyForTheSameBytesOfTheSameCaller(t *testing.T) {
 }
 
 func TestKnownTools_Bounded(t *testing.T) {
-	var k knownTools
-	c := k.forCaller(caller{})
+	var k KnownTools
+	c := k.ForCaller("")
 	for i := range maxKnownEntries + 50 {
 		arr := []byte(fmt.Sprintf(`[{"n":%d,"pad":"%s"}]`, i, strings.Repeat("x", knownMin)))
 		c.Remember(arr, 1)

@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"encoding/json"
@@ -23,17 +23,17 @@ func toolsArray(n int, desc string) []byte {
 // The parse and the index are paid once per distinct array and scope; a hit compares the
 // bytes, keeps its own copy (the request's buffer is recycled), and never crosses scopes.
 func TestToolCache_OncePerArrayAndScope(t *testing.T) {
-	s := New(Options{})
+	pl := New(Config{})
 	raw := toolsArray(30, "Does a thing.")
-	a, err := s.clientTools("alice\x00default\x00", raw, nil, nil)
+	a, err := pl.clientTools("alice\x00default\x00", raw, nil, nil)
 	if err != nil || a.ix == nil || a.ix.Catalog().Len() != 30 {
 		t.Fatalf("first: %v %v", a, err)
 	}
 	again := append([]byte(nil), raw...)
-	if b, _ := s.clientTools("alice\x00default\x00", again, nil, nil); b != a {
+	if b, _ := pl.clientTools("alice\x00default\x00", again, nil, nil); b != a {
 		t.Error("the same bytes in the same scope built again")
 	}
-	if b, _ := s.clientTools("bob\x00default\x00", raw, nil, nil); b == a {
+	if b, _ := pl.clientTools("bob\x00default\x00", raw, nil, nil); b == a {
 		t.Error("another identity got alice's entry")
 	}
 	// The request's buffer is reused for another body: the entry keeps its tools.
@@ -45,22 +45,22 @@ func TestToolCache_OncePerArrayAndScope(t *testing.T) {
 		t.Error("the cached tools point into the request's recycled bytes")
 	}
 	other := toolsArray(30, "Does another thing.")
-	if c, _ := s.clientTools("alice\x00default\x00", other, nil, nil); c == a {
+	if c, _ := pl.clientTools("alice\x00default\x00", other, nil, nil); c == a {
 		t.Error("different bytes hit")
 	}
-	if _, err := s.clientTools("alice\x00default\x00", []byte(`[{"type":"function"}]`), nil, nil); err == nil {
+	if _, err := pl.clientTools("alice\x00default\x00", []byte(`[{"type":"function"}]`), nil, nil); err == nil {
 		t.Error("a bad array was accepted")
 	}
 }
 
 func TestToolCache_Bounded(t *testing.T) {
-	s := New(Options{})
+	pl := New(Config{})
 	for i := range maxToolEntries + 50 {
-		if _, err := s.clientTools(fmt.Sprint(i), toolsArray(1, "x"), nil, nil); err != nil {
+		if _, err := pl.clientTools(fmt.Sprint(i), toolsArray(1, "x"), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(s.toolCache.items); n != maxToolEntries || s.toolCache.order.Len() != n {
+	if n := len(pl.toolCache.items); n != maxToolEntries || pl.toolCache.order.Len() != n {
 		t.Errorf("%d entries, want the bound %d", n, maxToolEntries)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/maskgate/maskgate/backends/oai"
 )
 
-// knownTools remembers, per caller, the tools arrays the envelope scan has validated, so
+// KnownTools remembers, per caller, the tools arrays the envelope scan has validated, so
 // that the same bytes sent again are compared (memcmp speed) rather than scanned (about
 // 1 GB/s): agents resend their tools array byte for byte every turn, and on a pass-through
 // request its scan was most of the gateway's own work.
@@ -18,7 +18,7 @@ import (
 // where the array ends) and the caller, and it decides only when the request's bytes
 // begin with the whole remembered array, compared byte for byte. It holds its own copy.
 // Bounded by entries and bytes; the least recently used go first.
-type knownTools struct {
+type KnownTools struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	items map[uint64][]*list.Element // several arrays may share their first bytes
@@ -43,7 +43,7 @@ const (
 	maxKnownPerKey  = 4
 )
 
-func (k *knownTools) key(scope string, b []byte) uint64 {
+func (k *KnownTools) key(scope string, b []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(k.seed)
 	h.WriteString(scope)
@@ -52,11 +52,12 @@ func (k *knownTools) key(scope string, b []byte) uint64 {
 	return h.Sum64()
 }
 
-// forCaller is the oai.Known of one caller's requests.
-func (k *knownTools) forCaller(c caller) oai.Known { return knownScope{k, c.name()} }
+// ForCaller is the oai.Known of the requests of the caller named caller ("" for an
+// anonymous one).
+func (k *KnownTools) ForCaller(caller string) oai.Known { return knownScope{k, caller} }
 
 type knownScope struct {
-	k     *knownTools
+	k     *KnownTools
 	scope string
 }
 
@@ -109,7 +110,7 @@ func (s knownScope) Remember(v []byte, elems int) {
 }
 
 // remove drops the entry at el; the caller holds mu.
-func (k *knownTools) remove(el *list.Element) {
+func (k *KnownTools) remove(el *list.Element) {
 	e := el.Value.(*knownEntry)
 	k.order.Remove(el)
 	k.bytes -= int64(len(e.raw))

@@ -1,15 +1,14 @@
-package gateway
+package planner
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/policy"
@@ -41,7 +40,7 @@ type Profile struct {
 	SearchMinScore float64
 	// Strategy, EagerBelow (zero: 20), ToolMode (zero: server), MaxRounds (zero: 4),
 	// AutoLoad, Progressive, ClientTools (zero: callable) and TemplateOrder are as in
-	// Options.
+	// gateway.Options.
 	Strategy      Strategy
 	EagerBelow    int
 	ToolMode      string
@@ -59,6 +58,12 @@ type Profile struct {
 	limitKey *tenant.Key
 	lastUse  atomic.Int64 // unix nanoseconds of the latest request
 }
+
+// LimitKey is the key the profile's limits are kept under; nil when it has none.
+func (p *Profile) LimitKey() *tenant.Key { return p.limitKey }
+
+// MarkUsed records that a request under the profile began at now (IdleFor).
+func (p *Profile) MarkUsed(now time.Time) { p.lastUse.Store(now.UnixNano()) }
 
 // IdleFor is how long since the profile's latest request began (since the process
 // started, if none has).
@@ -111,119 +116,93 @@ func (p *Profile) applyDefaults(now time.Time) {
 	}
 }
 
-// index is the profile's catalog index without variants, or nil.
-func (p *Profile) index() *toolsearch.Index {
+// Index is the profile's catalog index without variants, or nil.
+func (p *Profile) Index() *toolsearch.Index {
 	if p.Catalog == nil {
 		return nil
 	}
 	return p.Catalog.Index()
 }
 
-// hybridFor is Hybrid when ix is the index it was built on.
-func (p *Profile) hybridFor(ix *toolsearch.Index) *toolsearch.Hybrid {
+// HybridFor is Hybrid when ix is the index it was built on.
+func (p *Profile) HybridFor(ix *toolsearch.Index) *toolsearch.Hybrid {
 	if p.Hybrid != nil && p.Hybrid.Index() == ix {
 		return p.Hybrid
 	}
 	return nil
 }
 
-// defaultProfile is the profile Options' own tool fields describe.
-func defaultProfile(o *Options) *Profile {
-	p := &Profile{Name: DefaultProfile, Hybrid: o.Hybrid, SearchTopK: o.SearchTopK, SearchMinScore: o.SearchMinScore,
-		Strategy: o.Strategy, EagerBelow: o.EagerBelow, ToolMode: o.ToolMode, MaxRounds: o.MaxRounds,
-		AutoLoad: o.AutoLoad, Progressive: o.Progressive, ClientTools: o.ClientTools, TemplateOrder: o.TemplateOrder}
-	if o.Tools != nil {
-		p.Catalog = profile.Static(o.Tools)
-	}
-	return p
-}
-
 // SetProfiles replaces the profiles, aliases and filters at once (a configuration
 // reload): a request already running keeps what it started with. A set without
-// "default" keeps Options' own default profile; a nil rules, Options' Policy.
-func (s *Server) SetProfiles(ps []*Profile, aliases map[string]Alias, rules *policy.Policy) {
+// "default" keeps the Config's default profile; a nil rules, Config's Policy.
+func (pl *Planner) SetProfiles(ps []*Profile, aliases map[string]Alias, rules *policy.Policy) {
 	if rules == nil {
-		rules = s.opt.Policy
+		rules = pl.cfg.Policy
 	}
 	set := &profileSet{byName: map[string]*Profile{}, aliases: aliases, rules: rules}
-	set.byName[DefaultProfile] = s.fallback
+	set.byName[DefaultProfile] = pl.fallback
 	for _, p := range ps {
-		p.applyDefaults(s.now())
+		p.applyDefaults(pl.cfg.Now())
 		set.byName[p.Name] = p
 	}
-	s.profiles.Store(set)
+	pl.profiles.Store(set)
 }
 
 // Profile returns the profile called name, for the wiring that updates catalogs.
-func (s *Server) Profile(name string) (*Profile, bool) {
-	p, ok := s.profiles.Load().byName[name]
+func (pl *Planner) Profile(name string) (*Profile, bool) {
+	p, ok := pl.profiles.Load().byName[name]
 	return p, ok
 }
 
-type profiles = atomic.Pointer[profileSet]
+// Profiles returns every profile of the current set, the default included, in no
+// particular order.
+func (pl *Planner) Profiles() []*Profile {
+	set := pl.profiles.Load()
+	out := make([]*Profile, 0, len(set.byName))
+	for _, p := range set.byName {
+		out = append(out, p)
+	}
+	return out
+}
 
-// profileFor picks the request's profile: the one its header names where its key may
+// ProfileFor picks a request's profile: the one its header names where its key may
 // choose, else its key's, else the one whose alias its model is, else the default. It
-// returns the model to send upstream when the model was an alias ("" otherwise).
-func (s *Server) profileFor(r *http.Request, c caller, model string) (*Profile, string, error) {
-	set := s.profiles.Load()
+// returns the model to send upstream when the model was an alias ("" otherwise). key is
+// the caller's, nil for an anonymous caller.
+func (pl *Planner) ProfileFor(h http.Header, key *tenant.Key, model string) (*Profile, string, error) {
+	set := pl.profiles.Load()
 	chosen := ""
-	if h := r.Header.Get(HeaderProfile); h != "" {
-		if k := c.key; k != nil && h != orDefault(k.Profile) && !slices.Contains(k.Profiles, h) {
-			return nil, "", &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "profile_not_allowed",
-				Message: "this API key may not choose the profile " + quote(h) + " with " + HeaderProfile + "; its key's profiles lists those it may"}
+	if name := h.Get(HeaderProfile); name != "" {
+		if key != nil && name != orDefault(key.Profile) && !slices.Contains(key.Profiles, name) {
+			return nil, "", &backends.Error{Status: http.StatusForbidden, Type: "permission_error", Code: "profile_not_allowed",
+				Message: "this API key may not choose the profile " + quote(name) + " with " + HeaderProfile + "; its key's profiles lists those it may"}
 		}
-		chosen = h
-	} else if c.key != nil && c.key.Profile != "" {
-		chosen = c.key.Profile
+		chosen = name
+	} else if key != nil && key.Profile != "" {
+		chosen = key.Profile
 	}
 	upstream := ""
 	if a, ok := set.aliases[model]; ok {
 		if chosen != "" && chosen != a.Profile {
-			return nil, "", &apiError{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "profile_not_allowed",
+			return nil, "", &backends.Error{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "profile_not_allowed",
 				Message: "the model " + quote(model) + " is an alias of the profile " + quote(a.Profile) + ", but this request runs under " + quote(chosen)}
 		}
 		chosen, upstream = a.Profile, a.Model
 	}
 	p, ok := set.byName[orDefault(chosen)]
 	if !ok {
-		return nil, "", &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "profile_not_found",
+		return nil, "", &backends.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "profile_not_found",
 			Message: "no profile is called " + quote(chosen) + "; the gateway's configuration lists its profiles"}
 	}
 	return p, upstream, nil
 }
 
-// useProfile sets q's profile, sends an aliased model upstream under its backend name,
-// and takes the request from the profile's limits (429 past them).
-func (s *Server) useProfile(r *http.Request, x *exchange, q *request) (release func(), upstream string, err error) {
-	p, upstream, err := s.profileFor(r, x.caller, q.env.Model)
-	if err != nil {
-		return nil, "", err
+// CatalogChanged counts a change of a profile's catalog, for the wiring that applies it:
+// kind is "append", "mask" or "break".
+func (pl *Planner) CatalogChanged(profile, kind string) {
+	if pl.cfg.CatalogChanges != nil {
+		pl.cfg.CatalogChanges.WithLabelValues(profile, kind).Inc()
 	}
-	if upstream != "" {
-		body, err := oai.Set(q.body, "model", []byte(quote(upstream)))
-		if err != nil {
-			return nil, "", err
-		}
-		env, err := oai.ParseEnvelope(body)
-		if err != nil {
-			return nil, "", err
-		}
-		q.body, q.env = body, env
-	}
-	q.prof, x.prof = p, p
-	p.lastUse.Store(s.now().UnixNano())
-	release, refused, err := s.budgets.Admit(r.Context(), p.limitKey)
-	if err != nil {
-		return nil, "", limitsUnavailable(err)
-	}
-	if refused != nil {
-		s.metrics.rejected.WithLabelValues("profile "+p.Name, refused.Reason).Inc()
-		return nil, "", &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
-			Message:    "the profile " + quote(p.Name) + " is at its " + refused.Reason + " limit of " + strconv.Itoa(refused.Limit) + "; retry after the time in Retry-After",
-			RetryAfter: retryAfter(refused.RetryAfter), Err: refused}
-	}
-	return release, upstream, nil
 }
 
 func orDefault(name string) string {
@@ -231,10 +210,4 @@ func orDefault(name string) string {
 		return DefaultProfile
 	}
 	return name
-}
-
-// CatalogChanged counts a change of p's catalog, for the wiring that applies it: kind is
-// "append", "mask" or "break".
-func (s *Server) CatalogChanged(profile, kind string) {
-	s.metrics.catalogChanges.WithLabelValues(profile, kind).Inc()
 }

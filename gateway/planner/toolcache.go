@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/maskgate/maskgate/toolsearch"
 )
 
-// toolCache keeps, per distinct tools array, what planTools derives from it: the parsed
+// toolCache keeps, per distinct tools array, what Plan derives from it: the parsed
 // tools and the request catalog's index over the profile's. Agents resend the same array
 // byte for byte every turn (that is what keeps the prompt stable), so the parse and the
 // index are paid once per array, not once per request.
@@ -95,11 +95,11 @@ func (c *toolCache) remove(el *list.Element) {
 	c.bytes -= int64(len(e.raw)) * 3
 }
 
-// clientTools is what planTools needs of the client's tools array raw under a profile
+// clientTools is what Plan needs of the client's tools array raw under a profile
 // view: the names it declared, and the request index (nil when the request has no tools
 // of either). Built once per distinct array and scope.
-func (s *Server) clientTools(scope string, raw []byte, base *toolsearch.Index, h *toolsearch.Hybrid) (*toolEntry, error) {
-	e, k := s.toolCache.get(scope, raw)
+func (pl *Planner) clientTools(scope string, raw []byte, base *toolsearch.Index, h *toolsearch.Hybrid) (*toolEntry, error) {
+	e, k := pl.toolCache.get(scope, raw)
 	if e != nil {
 		return e, nil
 	}
@@ -145,6 +145,13 @@ func (s *Server) clientTools(scope string, raw []byte, base *toolsearch.Index, h
 		}
 		e.ix = toolsearch.NewIndex(cat, toolsearch.Options{})
 	}
-	s.toolCache.put(e)
+	pl.toolCache.put(e)
 	return e, nil
+}
+
+// sameTool reports whether a and b are the same tool to the engine: the same
+// description and schema bytes, and strict the same (absent is false).
+func sameTool(a, b *toolsearch.Tool) bool {
+	strict := func(p *bool) bool { return p != nil && *p }
+	return a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters) && strict(a.Strict) == strict(b.Strict)
 }

@@ -1,4 +1,4 @@
-package gateway
+package planner
 
 import (
 	"encoding/json"
@@ -142,16 +142,16 @@ func (c *catalogCache) wholeTools(key string, build func() []byte) []byte {
 	return cached(&c.mu, &c.tools, maxCachedTools, key, build)
 }
 
-func (s *Server) countTokens(b []byte) int {
-	if s.opt.Tokens != nil {
-		return s.opt.Tokens.Count(b)
+func (pl *Planner) countTokens(b []byte) int {
+	if pl.cfg.Tokens != nil {
+		return pl.cfg.Tokens.Count(b)
 	}
 	return (len(b) + 3) / 4 // the usual four bytes a token, where nothing counts better
 }
 
-func (s *Server) catalogSize(cat *toolsearch.Catalog, autoLoad bool) kvcache.CatalogSize {
-	return cached(&s.catalogs.mu, &s.catalogs.sizes, maxCachedSizes, cat.Version()+boolJSON(autoLoad), func() kvcache.CatalogSize {
-		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: s.countTokens(cat.Render()), MetaTokens: s.countTokens(meta.Definitions(autoLoad))}
+func (pl *Planner) catalogSize(cat *toolsearch.Catalog, autoLoad bool) kvcache.CatalogSize {
+	return cached(&pl.catalogs.mu, &pl.catalogs.sizes, maxCachedSizes, cat.Version()+boolJSON(autoLoad), func() kvcache.CatalogSize {
+		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: pl.countTokens(cat.Render()), MetaTokens: pl.countTokens(meta.Definitions(autoLoad))}
 	})
 }
 
@@ -170,56 +170,46 @@ func turnInput(msgs []json.RawMessage) (newSession bool, added []json.RawMessage
 	return true, msgs
 }
 
-// observe reports a finished managed request to an Observer chooser.
-func (s *Server) observe(x *exchange) {
-	ob, ok := s.opt.Chooser.(Observer)
-	p := x.plan
-	if !ok || p == nil || x.status != 200 {
+// Outcome is what a finished managed request did, as the gateway measured it.
+type Outcome struct {
+	Backend string
+	// Usage is the request's usage summed over rounds; nil when none was reported.
+	Usage *oai.Usage
+	// Prefills and Decodes are its measured engine costs (Observation's).
+	Prefills []kvcache.PrefillSample
+	Decodes  []kvcache.DecodeSample
+	// Constrained: the backend reported mask.
+	Constrained bool
+}
+
+// Learns says whether the Chooser learns from what requests did (an Observer): only
+// then does Observe need an Outcome.
+func (pl *Planner) Learns() bool {
+	_, ok := pl.cfg.Chooser.(Observer)
+	return ok
+}
+
+// Observe reports p's request, answered with success, to an Observer chooser.
+func (pl *Planner) Observe(p *Plan, o Outcome) {
+	ob, ok := pl.cfg.Chooser.(Observer)
+	if !ok || p == nil {
 		return
 	}
 	input := 0
 	for _, m := range p.added {
-		input += s.countTokens(m)
+		input += pl.countTokens(m)
 	}
 	loadedTokens := 0
 	for _, name := range p.loaded[min(p.loadedAtStart, len(p.loaded)):] {
 		if t, ok := p.cat.Lookup(name); ok {
-			loadedTokens += s.countTokens(p.cat.AppendNames(nil, []string{t.Name}))
+			loadedTokens += pl.countTokens(p.cat.AppendNames(nil, []string{t.Name}))
 		}
 	}
 	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
 		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
-	if x.usage != nil {
-		t.Output = x.usage.CompletionTokens
+	if o.Usage != nil {
+		t.Output = o.Usage.CompletionTokens
 	}
-	prefills, decodes := timingSamples(x)
-	ob.Observe(Observation{Profile: p.prof.Name, Backend: x.backend, NewSession: p.newSession, Catalog: s.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
-		Prefills: prefills, Decodes: decodes, Constrained: x.strategy == StrategyMask})
-}
-
-// timingSamples are the request's measured engine costs. The engine's own timings of
-// each round are preferred. Without them the gateway's clock serves where it times the
-// engine alone: a streamed answer of one round, whose time to the first chunk is
-// prefill (plus one step) and whose time from there to the last chunk is the decode of
-// the tokens after it.
-func timingSamples(x *exchange) (prefills []kvcache.PrefillSample, decodes []kvcache.DecodeSample) {
-	if len(x.engine) > 0 {
-		for _, t := range x.engine {
-			prefills = append(prefills, kvcache.PrefillSample{Cached: t.Cached, Computed: t.Computed, Seconds: t.PrefillSeconds})
-			if t.DecodeSteps > 0 {
-				decodes = append(decodes, kvcache.DecodeSample{Context: t.Cached + t.Computed + 1, Tokens: t.DecodeSteps, Seconds: t.DecodeSeconds})
-			}
-		}
-		return prefills, decodes
-	}
-	u := x.usage
-	if u == nil || !x.stream || x.ttft <= 0 || x.plan == nil || len(x.plan.hidden) > 0 {
-		return nil, nil
-	}
-	a := accounting(u, x.cache)
-	prefills = []kvcache.PrefillSample{{Cached: a.Cached, Computed: a.Computed, Seconds: x.ttft.Seconds()}}
-	if n := u.CompletionTokens - 1; n > 0 && x.lastFrame > x.ttft {
-		decodes = []kvcache.DecodeSample{{Context: u.PromptTokens + 1, Tokens: n, Seconds: (x.lastFrame - x.ttft).Seconds()}}
-	}
-	return prefills, decodes
+	ob.Observe(Observation{Profile: p.prof.Name, Backend: o.Backend, NewSession: p.newSession, Catalog: pl.catalogSize(p.cat, p.prof.AutoLoad), Turn: t,
+		Prefills: o.Prefills, Decodes: o.Decodes, Constrained: o.Constrained})
 }
