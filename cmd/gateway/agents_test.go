@@ -496,7 +496,7 @@ func TestAgents_CodexExec(t *testing.T) {
 	if posts == 0 {
 		t.Errorf("no POST /v1/responses answered 200: %+v", g.front.all())
 	}
-	if got := g.wire.since(from, "/completion"); len(got) == 0 {
+	if got := g.wire.awaitSome(from, "/completion"); len(got) == 0 {
 		t.Fatalf("Codex's run reached no engine; gateway log:\n%s", g.logs.String())
 	}
 }
@@ -523,7 +523,7 @@ func TestAgents_CodexWebSocket(t *testing.T) {
 	if upgrades == 0 {
 		t.Errorf("Codex opened no WebSocket: %+v", g.front.all())
 	}
-	if got := g.wire.since(from, "/completion"); len(got) == 0 {
+	if got := g.wire.awaitSome(from, "/completion"); len(got) == 0 {
 		t.Fatalf("Codex's run reached no engine; gateway log:\n%s", g.logs.String())
 	}
 	t.Logf("Codex over WebSocket: %d sockets, %d engine completions", upgrades, len(g.wire.since(from, "/completion")))

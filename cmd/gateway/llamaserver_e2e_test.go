@@ -114,6 +114,18 @@ func (l *wireLog) await(t *testing.T, from int, path string, n int) []wireCall {
 	}
 }
 
+// awaitSome is since, waiting up to 10s for at least one exchange (nil if none came):
+// as with await, the proxy logs an exchange after its last byte.
+func (l *wireLog) awaitSome(from int, path string) []wireCall {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if got := l.since(from, path); len(got) > 0 || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // len is the number of requests that have arrived.
 func (l *wireLog) len() int {
 	l.mu.Lock()
