@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/tenant"
@@ -32,10 +31,6 @@ func quote(s string) string { return `"` + jsonEscape(s) + `"` }
 
 // DefaultQueueTimeout is an Upstream's QueueTimeout when it has none.
 const DefaultQueueTimeout = access.DefaultQueueTimeout
-
-// retryAfter and limitsUnavailable are access's, for the profiles' own limits.
-func retryAfter(d time.Duration) string { return access.RetryAfter(d) }
-func limitsUnavailable(err error) error { return access.Unavailable(err) }
 
 // newAccess is the edge of s's /v1/ requests: its keys, budgets and metrics, a gate per
 // upstream that caps its requests in flight, and refusals in the client's envelope.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/access"
 	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/tenant"
@@ -96,13 +97,13 @@ func useProfile(r *http.Request, x *exchange, q *request, pl *planner.Planner, b
 	p.MarkUsed(now())
 	release, refused, err := budgets.Admit(r.Context(), p.LimitKey())
 	if err != nil {
-		return nil, "", limitsUnavailable(err)
+		return nil, "", access.Unavailable(err)
 	}
 	if refused != nil {
 		rejected.WithLabelValues("profile "+p.Name, refused.Reason).Inc()
 		return nil, "", &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message:    "the profile " + quote(p.Name) + " is at its " + refused.Reason + " limit of " + strconv.Itoa(refused.Limit) + "; retry after the time in Retry-After",
-			RetryAfter: retryAfter(refused.RetryAfter), Err: refused}
+			RetryAfter: access.RetryAfter(refused.RetryAfter), Err: refused}
 	}
 	return release, upstream, nil
 }

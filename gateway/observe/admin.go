@@ -12,6 +12,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/tenant"
 	"github.com/maskgate/maskgate/toolsearch/state"
 )
@@ -84,7 +85,7 @@ func (v *View) admin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		v.opt.WriteError(w, storeUnavailable(err))
+		v.opt.WriteError(w, planner.StateUnavailable(err)) // the answer a request gets when its thread state cannot be read
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -102,13 +103,6 @@ func (v *View) deleteThread(ctx context.Context, id string, q url.Values) (bool,
 		return false, nil
 	}
 	return v.opt.Store.Delete(ctx, v.opt.Thread(id, q.Get("key"), q.Get("profile")))
-}
-
-// storeUnavailable is a failing state store's answer: 503, to retry (as the gateway
-// answers a request whose thread state it cannot read).
-func storeUnavailable(err error) error {
-	return &backends.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "state_unavailable", RetryAfter: "1",
-		Message: "the gateway's state store is unavailable, so this conversation's loaded tools cannot be read or kept; retry shortly", Err: err}
 }
 
 // writeJSON answers with body as JSON.
