@@ -110,6 +110,9 @@ type Backend struct {
 	HealthInterval Duration `yaml:"health_interval"`
 	// Model is the GGUF file for kind embedded.
 	Model string `yaml:"model"`
+	// Threads is the number of CPU threads the embedded engine decodes with (llama.cpp's
+	// --threads). Zero: one per core. Kind embedded only.
+	Threads int `yaml:"threads"`
 	// ReasoningField is the member under which the engine reads an assistant message's
 	// reasoning in the history: reasoning (vLLM 0.11 and later; 0.13 dropped the old
 	// name) or reasoning_content (llama-server, SGLang, older vLLM). Answers are read

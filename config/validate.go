@@ -157,6 +157,11 @@ func (c *Config) validate(file string) error {
 			if b.URLs != nil {
 				return bad(key+".urls", "kind embedded runs in this process; it has no urls (run one gateway per GPU, or serve the model with llama-server)")
 			}
+			if b.Threads < 0 {
+				return bad(key+".threads", "%d: the engine's CPU threads, 0 (one per core) or more", b.Threads)
+			}
+		} else if b.Threads != 0 {
+			return bad(key+".threads", "applies only to kind embedded: set an engine's own threads where it runs (llama-server --threads, Ollama num_thread)")
 		} else if err := c.validateURLs(file, key, b); err != nil {
 			return err
 		}

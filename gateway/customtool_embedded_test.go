@@ -31,7 +31,7 @@ func TestEmbedded_ForcedCustomToolHeldToItsGrammar(t *testing.T) {
 		dir = t.TempDir()
 	}
 	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
-	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 4096})
+	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 4096, Threads: enginetest.Threads})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
 		dir = t.TempDir()
 	}
 	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
-	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 8192, Slots: 1})
+	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: 8192, Slots: 1, Threads: enginetest.Threads})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ func newBackend(t testing.TB, o Options) *Backend {
 	if o.NumCtx == 0 {
 		o.NumCtx = 4096
 	}
+	if o.Threads == 0 {
+		o.Threads = enginetest.Threads
+	}
 	b, err := New(o)
 	if err != nil {
 		t.Fatal(err)

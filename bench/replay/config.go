@@ -79,6 +79,8 @@ type Config struct {
 	// Slots and NumCtx configure the embedded engine. If zero, Concurrency+1 slots and
 	// 32768 tokens each.
 	Slots, NumCtx int
+	// Threads is the embedded engine's CPU threads. Zero: one per core.
+	Threads int
 	// Progress receives a line per run. If nil, nothing is written.
 	Progress io.Writer
 }

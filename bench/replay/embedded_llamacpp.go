@@ -25,7 +25,7 @@ func newEmbeddedTarget(c Config) (*engineTarget, error) {
 			return nil, fmt.Errorf("the tiny model: %w; give a GGUF file with -gguf", err)
 		}
 	}
-	be, err := embedded.New(embedded.Options{ModelPath: path, NumCtx: c.NumCtx, Slots: c.Slots, QueueSize: c.Concurrency + 4})
+	be, err := embedded.New(embedded.Options{ModelPath: path, NumCtx: c.NumCtx, Slots: c.Slots, QueueSize: c.Concurrency + 4, Threads: c.Threads})
 	if err != nil {
 		return nil, err
 	}

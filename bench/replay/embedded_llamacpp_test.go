@@ -25,9 +25,9 @@ func TestEmbedded_ShortReplayOnTheTinyModel(t *testing.T) {
 		dir = t.TempDir()
 	}
 	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
-	c := Config{Target: TargetEmbedded, Catalogs: []int{20}, Scenarios: []string{ScenarioFresh},
+	c := Config{Target: TargetEmbedded, Threads: enginetest.Threads, Catalogs: []int{20}, Scenarios: []string{ScenarioFresh},
 		Strategies: []string{string(gateway.StrategyMask), string(gateway.StrategyRemove)}, Turns: 3, Gen: 4, NumCtx: 8192}.withDefaults()
-	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: c.NumCtx, Slots: 2})
+	be, err := embedded.New(embedded.Options{ModelPath: model, NumCtx: c.NumCtx, Slots: 2, Threads: enginetest.Threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestEmbedded_ShortReplayOnTheTinyModel(t *testing.T) {
 // remove's 2,658, with a 98.7 % hit rate after each session's first turn. Token counts
 // are the engine's own; the margins allow for the run's number in the system prompt.
 func TestEmbedded_TheREADMEFigures(t *testing.T) {
-	c := Config{Target: TargetEmbedded, Seed: 1, Catalogs: []int{20}, Scenarios: []string{ScenarioProfile},
+	c := Config{Target: TargetEmbedded, Threads: enginetest.Threads, Seed: 1, Catalogs: []int{20}, Scenarios: []string{ScenarioProfile},
 		Strategies: []string{string(gateway.StrategyMask), string(gateway.StrategyRemove)}, Sessions: 4, Turns: 10, Gen: 4}.withDefaults()
 	tg, err := newTarget(c)
 	if err != nil {

@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&c.GGUF, "gguf", "", "embedded target: GGUF file (default: the tiny random-weight model)")
 	fs.IntVar(&c.Slots, "slots", 0, "embedded target: KV cache slots (default concurrency+1)")
 	fs.IntVar(&c.NumCtx, "ctx", 0, "embedded target: context tokens per slot (default 32768)")
+	fs.IntVar(&c.Threads, "threads", 0, "embedded target: CPU threads (default one per core)")
 	quick := fs.Bool("quick", false, "a few seconds' smoke run: 20 tools, 6-turn sessions, 3 per profile, 10-turn long session, prefix model")
 	out := fs.String("out", "replay-results", "output `directory` for results.md, results.json and the SVG plots")
 	if err := fs.Parse(args); err != nil {

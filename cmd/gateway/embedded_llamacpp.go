@@ -28,7 +28,7 @@ func addEmbeddedModel(cfg *config.Config, file string) error {
 }
 
 func newEmbedded(b config.Backend) (backends.Backend, error) {
-	return embedded.New(embedded.Options{ModelPath: b.Model, Format: b.Format})
+	return embedded.New(embedded.Options{ModelPath: b.Model, Format: b.Format, Threads: b.Threads})
 }
 
 // demoBackends serves the random-weight demo model when nothing else was found, so a

@@ -39,14 +39,14 @@ func TestMCP_ToolRunOnARealEngine(t *testing.T) {
 	model := enginetest.TinyModelFile(t, filepath.Join(dir, "maskgate", "models"), tinymodel.Options{})
 	remote := mcptest.HTTP(t)
 	g := startRun(t, fmt.Sprintf(`backends:
-  - {name: engine, kind: embedded, model: %q, models: ['*']}
+  - {name: engine, kind: embedded, model: %q, threads: %d, models: ['*']}
 mcp_servers:
   - {name: remote, url: '%s', allow: [echo]}
 profiles:
   - name: default
     tools: {mcp: [remote]}
     search: {eager_below: 1000, max_rounds: 6}
-`, model, remote.URL), nil)
+`, model, enginetest.Threads, remote.URL), nil)
 	base := "http://" + g.addr
 	runs := func() (ok, failed float64) {
 		m := get(t, base+"/metrics")

@@ -98,8 +98,8 @@ func startLlamaServer(t testing.TB, bin, gguf string, ctx, parallel int, extra [
 		"--jinja",
 		"--ctx-size", strconv.Itoa(ctx),
 		"--parallel", strconv.Itoa(parallel),
-		// The tests' machines have two cores, and other tests run beside.
-		"--threads", "2",
+		// One thread: see Threads.
+		"--threads", strconv.Itoa(Threads),
 		// The warm-up decode only slows the start of a random model.
 		"--no-warmup",
 	}

@@ -69,6 +69,8 @@ func createModel(ctx context.Context, c *api.Client, name, gguf string, numCtx i
 		Parameters: map[string]any{
 			"stop":    []string{tinymodel.StopSequence},
 			"num_ctx": numCtx,
+			// One thread: see Threads.
+			"num_thread": Threads,
 		},
 	}
 	if err := c.Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
