@@ -11,6 +11,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/bench/replay/workload"
 	"github.com/maskgate/maskgate/kvcache"
 )
@@ -86,10 +87,13 @@ func (r *renderer) prompt(body []byte) ([]int32, error) {
 // render is prompt on a request already read, with room for spare more tokens (the
 // completion the cache is told of).
 func (r *renderer) render(req *request, spare int) ([]int32, error) {
-	var msgs []json.RawMessage
-	if len(req.messages) > 0 {
-		if err := json.Unmarshal(req.messages, &msgs); err != nil {
-			return nil, err
+	var msgs [][]byte
+	if len(req.messages) > 0 && string(req.messages) != "null" {
+		if err := oai.Elements(req.messages, func(m []byte) error {
+			msgs = append(msgs, m)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
 		}
 	}
 	var tools []int32
@@ -99,7 +103,7 @@ func (r *renderer) render(req *request, spare int) ([]int32, error) {
 			return nil, err
 		}
 	}
-	var system json.RawMessage
+	var system []byte
 	if len(msgs) > 0 {
 		var m struct {
 			Role string `json:"role"`
