@@ -15,21 +15,24 @@ type request struct {
 	messages, tools, toolChoice []byte
 	// names are the tools' function names (workload.ToolNames).
 	names []string
+	seen  *workload.Seen
 }
 
 // model is what the scripted model reads of the request.
 func (r *request) model() workload.Request {
-	return workload.Request{Messages: r.messages, Tools: r.names, ToolChoice: r.toolChoice}
+	return workload.Request{Messages: r.messages, Tools: r.names, ToolChoice: r.toolChoice, Seen: r.seen}
 }
 
 // bodyReader reads the gateway's request bodies. Under mask, allowed_tools and validate
 // every round of a run carries the same tools array, the whole catalog (300 KB at 500
 // tools) byte for byte: the reader checks it by comparing bytes with the copy it
 // validated (planner.KnownTools, as the gateway does for a client's array) and keeps what
-// it read of it (the names) by its bytes, so a round costs a scan of its messages, not
-// of the catalog.
+// it read of it (the names) by its bytes, and the scripted model keeps the messages it
+// decoded (workload.Seen), so a round costs a scan of its messages, not of the catalog
+// and the whole conversation.
 type bodyReader struct {
 	known planner.KnownTools
+	seen  workload.Seen // the messages the scripted model decoded
 	mu    sync.Mutex
 	names map[string][]string // by the tools array's bytes
 }
@@ -43,7 +46,7 @@ func (b *bodyReader) read(body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &request{obj: o}
+	r := &request{obj: o, seen: &b.seen}
 	r.messages, _ = o.Get("messages")
 	r.tools, _ = o.Get("tools")
 	r.toolChoice, _ = o.Get("tool_choice")

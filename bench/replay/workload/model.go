@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 )
@@ -82,6 +84,43 @@ type Request struct {
 	Tools []string
 	// ToolChoice is the request's tool_choice, raw; empty if none.
 	ToolChoice json.RawMessage
+	// Seen, when set, keeps the messages decoded by their bytes across requests: a
+	// client resends every earlier message of the conversation with each request.
+	Seen *Seen
+}
+
+// Seen keeps decoded messages by their bytes for DecideRequest, up to maxSeen of them
+// (then it starts over). The zero value is ready; it is safe for concurrent use.
+type Seen struct {
+	mu   sync.Mutex
+	msgs map[string]chatMessage
+}
+
+const maxSeen = 1 << 16
+
+// decode decodes one message, from s when it holds it.
+func (s *Seen) decode(b []byte) (chatMessage, error) {
+	var m chatMessage
+	if s == nil {
+		err := json.Unmarshal(b, &m)
+		return m, err
+	}
+	s.mu.Lock()
+	m, ok := s.msgs[string(b)]
+	s.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, err
+	}
+	s.mu.Lock()
+	if s.msgs == nil || len(s.msgs) >= maxSeen {
+		s.msgs = map[string]chatMessage{}
+	}
+	s.msgs[string(b)] = m
+	s.mu.Unlock()
+	return m, nil
 }
 
 // ToolNames reads the function names of a tools array, in order, as Decide reads them.
@@ -125,9 +164,13 @@ func (m Model) Decide(body []byte, allowed []string) (Reply, error) {
 // DecideRequest is Decide on a request already read.
 func (m Model) DecideRequest(req Request, allowed []string) (Reply, error) {
 	var msgs []chatMessage
-	if len(req.Messages) > 0 {
-		if err := json.Unmarshal(req.Messages, &msgs); err != nil {
-			return Reply{}, fmt.Errorf("scripted model: %w", err)
+	if len(req.Messages) > 0 && string(req.Messages) != "null" {
+		if err := oai.Elements(req.Messages, func(b []byte) error {
+			m, err := req.Seen.decode(b)
+			msgs = append(msgs, m)
+			return err
+		}); err != nil {
+			return Reply{}, fmt.Errorf("scripted model: messages: %w", err)
 		}
 	}
 	if len(msgs) == 0 {
