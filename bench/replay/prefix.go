@@ -11,6 +11,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/bench/replay/workload"
 	"github.com/maskgate/maskgate/kvcache"
 )
@@ -30,11 +31,14 @@ const (
 // the assistant's generation prompt. Each message and each tool is tokenized on its own
 // (o200k_base) and memoized, so a 500-tool prompt costs lookups, not BPE, after the
 // first request; the split changes counts by a token here and there, the same way for
-// every strategy.
+// every strategy. A whole tools array is memoized too, as the tokens between its
+// delimiters: the catalog a run sends with every round is one lookup.
 type renderer struct {
 	codec tokenizer.Codec
+	read  bodyReader
 	mu    sync.Mutex
 	memo  map[string][]int32
+	tools map[string][]int32 // by the tools array's bytes; bounded by maxToolArrays
 }
 
 func newRenderer() (*renderer, error) {
@@ -73,16 +77,33 @@ func (r *renderer) tokens(b []byte) []int32 {
 // a message the engine answered is the same tokens when it comes back in the next
 // request.
 func (r *renderer) prompt(body []byte) ([]int32, error) {
-	var req struct {
-		Messages []json.RawMessage `json:"messages"`
-		Tools    []json.RawMessage `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	req, err := r.read.read(body)
+	if err != nil {
 		return nil, err
 	}
-	out := []int32{tokBegin}
-	msgs := req.Messages
-	var system json.RawMessage
+	return r.render(req, 0)
+}
+
+// render is prompt on a request already read, with room for spare more tokens (the
+// completion the cache is told of).
+func (r *renderer) render(req *request, spare int) ([]int32, error) {
+	var msgs [][]byte
+	if len(req.messages) > 0 && string(req.messages) != "null" {
+		if err := oai.Elements(req.messages, func(m []byte) error {
+			msgs = append(msgs, m)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
+		}
+	}
+	var tools []int32
+	if len(req.tools) > 0 {
+		var err error
+		if tools, err = r.toolsTokens(req.tools); err != nil {
+			return nil, err
+		}
+	}
+	var system []byte
 	if len(msgs) > 0 {
 		var m struct {
 			Role string `json:"role"`
@@ -91,24 +112,60 @@ func (r *renderer) prompt(body []byte) ([]int32, error) {
 			system, msgs = msgs[0], msgs[1:]
 		}
 	}
-	if system != nil || len(req.Tools) > 0 {
+	size := 2 + len(tools) + spare
+	toks := make([][]int32, len(msgs))
+	for i, m := range msgs {
+		toks[i] = r.tokens(m)
+		size += 2 + len(toks[i])
+	}
+	var sys []int32
+	if system != nil || len(tools) > 0 {
+		sys = r.tokens(system)
+		size += 4 + len(sys)
+	}
+	out := make([]int32, 0, size)
+	out = append(out, tokBegin)
+	if system != nil || len(tools) > 0 {
 		out = append(out, tokTurn)
-		out = append(out, r.tokens(system)...)
-		if len(req.Tools) > 0 {
-			out = append(out, tokToolsOpen)
-			for _, t := range req.Tools {
-				out = append(out, r.tokens(t)...)
-			}
-			out = append(out, tokToolsClose)
-		}
+		out = append(out, sys...)
+		out = append(out, tools...)
 		out = append(out, tokEnd)
 	}
-	for _, m := range msgs {
+	for _, t := range toks {
 		out = append(out, tokTurn)
-		out = append(out, r.tokens(m)...)
+		out = append(out, t...)
 		out = append(out, tokEnd)
 	}
 	return append(out, tokTurn), nil
+}
+
+// toolsTokens is a tools array's tokens: tokToolsOpen, each tool's tokens, tokToolsClose;
+// none for an empty array.
+func (r *renderer) toolsTokens(arr []byte) ([]int32, error) {
+	r.mu.Lock()
+	t, ok := r.tools[string(arr)]
+	r.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(arr, &elems); err != nil {
+		return nil, err
+	}
+	if len(elems) > 0 {
+		t = []int32{tokToolsOpen}
+		for _, e := range elems {
+			t = append(t, r.tokens(e)...)
+		}
+		t = append(t, tokToolsClose)
+	}
+	r.mu.Lock()
+	if r.tools == nil || len(r.tools) >= maxToolArrays {
+		r.tools = map[string][]int32{}
+	}
+	r.tools[string(arr)] = t
+	r.mu.Unlock()
+	return t, nil
 }
 
 // completion is what the engine generates for an answer: the message, then the end of
@@ -148,7 +205,13 @@ func (e *prefixEngine) ChatCompletion(ctx context.Context, req *backends.Request
 		return nil, &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "stream",
 			Message: "the prefix model answers whole responses only; send stream false"}
 	}
-	prompt, err := e.render.prompt(req.Body)
+	rq, err := e.render.read.read(req.Body)
+	if err != nil {
+		return nil, &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: err.Error()}
+	}
+	// Room for the completion the cache is told of after the prompt: a scripted reply is a
+	// few dozen tokens (more only reallocates).
+	prompt, err := e.render.render(rq, 64)
 	if err != nil {
 		return nil, &backends.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: err.Error()}
 	}
@@ -156,14 +219,14 @@ func (e *prefixEngine) ChatCompletion(ctx context.Context, req *backends.Request
 	if !e.constrains {
 		allowed = nil
 	}
-	reply, err := e.model.Decide(req.Body, allowed)
+	reply, err := e.model.DecideRequest(rq.model(), allowed)
 	if err != nil {
 		return nil, err
 	}
+	done := e.render.completion(reply.Message)
 	const ns = "replay"
 	cached := e.cache.Lookup(ns, prompt)
-	done := e.render.completion(reply.Message)
-	e.cache.Insert(ns, append(append(make([]int32, 0, len(prompt)+len(done)), prompt...), done...))
+	e.cache.Insert(ns, append(prompt, done...)) // into the room render left: prompt keeps its length
 	out := len(done)
 	e.log.add(req.Thread, Round{
 		Prompt: len(prompt), Cached: cached, Completion: out, Call: reply.Call, Stray: reply.Stray,

@@ -67,6 +67,7 @@ type scriptedEngine struct {
 	model workload.Model
 	gen   int
 	log   *roundLog
+	read  bodyReader
 	now   func() time.Time
 	seq   atomic.Uint64
 }
@@ -86,25 +87,25 @@ func (s *scriptedEngine) ChatCompletion(ctx context.Context, req *backends.Reque
 	if req.Stream {
 		return nil, errors.New("replay: the scripted engine answers whole responses only")
 	}
+	rq, err := s.read.read(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	allowed := req.Allowed
 	if !s.ConstrainsTools() {
 		allowed = nil
 	}
-	reply, err := s.model.Decide(req.Body, allowed)
+	reply, err := s.model.DecideRequest(rq.model(), allowed)
 	if err != nil {
 		return nil, err
 	}
-	body := req.Body
-	for _, e := range []struct{ key, val string }{
-		{"stream", "true"},
-		{"stream_options", `{"include_usage":true}`},
-		{"max_tokens", fmt.Sprint(s.gen)},
-		{"temperature", "0"},
-	} {
-		if body, err = oai.Set(body, e.key, []byte(e.val)); err != nil {
-			return nil, err
-		}
-	}
+	// The same bytes as oai.Set of each in turn, in one copy of the body (Object.Edit).
+	body := rq.obj.Edit(
+		oai.Edit{Key: "stream", Value: []byte("true")},
+		oai.Edit{Key: "stream_options", Value: []byte(`{"include_usage":true}`)},
+		oai.Edit{Key: "max_tokens", Value: []byte(fmt.Sprint(s.gen))},
+		oai.Edit{Key: "temperature", Value: []byte("0")},
+	)
 	sent := *req
 	sent.Body, sent.Stream = body, true
 

@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 )
@@ -71,22 +73,106 @@ func (m *chatMessage) text() string {
 
 var taskTool = regexp.MustCompile(`\(tool ([A-Za-z0-9_.-]+)\)`)
 
+// Request is what the scripted model reads of a chat completion request: its messages
+// array, the names of its tools in order, and its tool_choice. A caller that sees the
+// same tools array on many requests (a whole catalog) reads its names once
+// (ToolNames) instead of decoding the array with every request (Decide does).
+type Request struct {
+	// Messages is the request's messages array, raw.
+	Messages json.RawMessage
+	// Tools are the function names of the tools array ("" for a tool without one).
+	Tools []string
+	// ToolChoice is the request's tool_choice, raw; empty if none.
+	ToolChoice json.RawMessage
+	// Seen, when set, keeps the messages decoded by their bytes across requests: a
+	// client resends every earlier message of the conversation with each request.
+	Seen *Seen
+}
+
+// Seen keeps decoded messages by their bytes for DecideRequest, up to maxSeen of them
+// (then it starts over). The zero value is ready; it is safe for concurrent use.
+type Seen struct {
+	mu   sync.Mutex
+	msgs map[string]chatMessage
+}
+
+const maxSeen = 1 << 16
+
+// decode decodes one message, from s when it holds it.
+func (s *Seen) decode(b []byte) (chatMessage, error) {
+	var m chatMessage
+	if s == nil {
+		err := json.Unmarshal(b, &m)
+		return m, err
+	}
+	s.mu.Lock()
+	m, ok := s.msgs[string(b)]
+	s.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, err
+	}
+	s.mu.Lock()
+	if s.msgs == nil || len(s.msgs) >= maxSeen {
+		s.msgs = map[string]chatMessage{}
+	}
+	s.msgs[string(b)] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+// ToolNames reads the function names of a tools array, in order, as Decide reads them.
+func ToolNames(tools []byte) ([]string, error) {
+	var ts []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(tools, &ts); err != nil {
+		return nil, fmt.Errorf("scripted model: %w", err)
+	}
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		names = append(names, t.Function.Name)
+	}
+	return names, nil
+}
+
 // Decide answers a chat completion request body. allowed, when not nil, is the set the
 // engine lets the model call (backends.Request.Allowed).
 func (m Model) Decide(body []byte, allowed []string) (Reply, error) {
 	var req struct {
-		Messages []chatMessage `json:"messages"`
-		Tools    []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
+		Messages   json.RawMessage `json:"messages"`
+		Tools      json.RawMessage `json:"tools"`
 		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return Reply{}, fmt.Errorf("scripted model: %w", err)
 	}
-	msgs := req.Messages
+	r := Request{Messages: req.Messages, ToolChoice: req.ToolChoice}
+	if len(req.Tools) > 0 {
+		var err error
+		if r.Tools, err = ToolNames(req.Tools); err != nil {
+			return Reply{}, err
+		}
+	}
+	return m.DecideRequest(r, allowed)
+}
+
+// DecideRequest is Decide on a request already read.
+func (m Model) DecideRequest(req Request, allowed []string) (Reply, error) {
+	var msgs []chatMessage
+	if len(req.Messages) > 0 && string(req.Messages) != "null" {
+		if err := oai.Elements(req.Messages, func(b []byte) error {
+			m, err := req.Seen.decode(b)
+			msgs = append(msgs, m)
+			return err
+		}); err != nil {
+			return Reply{}, fmt.Errorf("scripted model: messages: %w", err)
+		}
+	}
 	if len(msgs) == 0 {
 		return Reply{}, fmt.Errorf("scripted model: no messages")
 	}
@@ -108,10 +194,7 @@ func (m Model) Decide(body []byte, allowed []string) (Reply, error) {
 		return textReply(tool), nil
 	}
 
-	var names []string
-	for _, t := range req.Tools {
-		names = append(names, t.Function.Name)
-	}
+	names := req.Tools
 	managed := slices.Contains(names, meta.LoadTool)
 	loaded := !managed
 	strayed := false
