@@ -35,11 +35,16 @@ type bodyReader struct {
 	seen  workload.Seen // the messages the scripted model decoded
 	mu    sync.Mutex
 	names map[string][]string // by the tools array's bytes
+	bytes int                 // the keys' bytes
 }
 
-// maxToolArrays bounds the arrays whose names a reader keeps: a replay sees a few
-// whole-catalog arrays and, under remove, a small one per loaded set.
-const maxToolArrays = 4096
+// maxToolArrays and maxToolArrayBytes bound the arrays whose names a reader keeps (it
+// starts over past either): a replay sees a few whole-catalog arrays and, under remove,
+// a small one per loaded set.
+const (
+	maxToolArrays     = 4096
+	maxToolArrayBytes = 64 << 20
+)
 
 func (b *bodyReader) read(body []byte) (*request, error) {
 	o, err := oai.ParseObjectKnown(body, b.known.ForCaller(""), "tools")
@@ -64,10 +69,11 @@ func (b *bodyReader) read(body []byte) (*request, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	if b.names == nil || len(b.names) >= maxToolArrays {
-		b.names = map[string][]string{}
+	if b.names == nil || len(b.names) >= maxToolArrays || b.bytes+len(r.tools) > maxToolArrayBytes {
+		b.names, b.bytes = map[string][]string{}, 0
 	}
 	b.names[string(r.tools)] = r.names
+	b.bytes += len(r.tools)
 	b.mu.Unlock()
 	return r, nil
 }
