@@ -24,6 +24,10 @@ type keepAliveServer struct {
 	mu     sync.Mutex
 	reads  int
 	conns  int
+	// together, when set, holds every answer until that many requests have been read,
+	// so that many requests are in flight on as many connections at once.
+	together int
+	arrived  *sync.Cond
 }
 
 func startKeepAlive(t *testing.T, answer int) *keepAliveServer {
@@ -60,6 +64,12 @@ func (s *keepAliveServer) serve(c net.Conn) {
 		io.Copy(io.Discard, req.Body)
 		s.mu.Lock()
 		s.reads++
+		if s.arrived != nil {
+			s.arrived.Broadcast()
+			for s.reads < s.together {
+				s.arrived.Wait()
+			}
+		}
 		answer := s.answer
 		s.mu.Unlock()
 		if n >= answer {
@@ -106,6 +116,32 @@ func TestUpstream_StaleKeptAliveConnectionIsRetriedOnce(t *testing.T) {
 	// retry and drops request 3; connection 3 answers its retry.
 	if reads, conns := s.counts(); reads != 5 || conns != 3 {
 		t.Errorf("server read %d requests on %d connections, want 5 on 3", reads, conns)
+	}
+}
+
+// The server's idle timeout fires for every kept-alive connection at once: with two
+// stale connections in the pool, the retry goes on a new connection, not on the second
+// stale one (which answered a 502 under load now and then against llama-server).
+func TestUpstream_RetryAfterAStaleConnectionTakesANewOne(t *testing.T) {
+	s := startKeepAlive(t, 1)
+	s.together, s.arrived = 2, sync.NewCond(&s.mu)
+	u := s.upstream()
+	errs := make(chan error, 2)
+	for range 2 { // two at once: two connections, each answering one request
+		go func() { errs <- post(u) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := post(u); err != nil {
+		t.Fatalf("with two stale connections in the pool: %v", err)
+	}
+	// Both first requests answered; the third is dropped on a stale connection and
+	// answered on a third, new one.
+	if reads, conns := s.counts(); reads != 4 || conns != 3 {
+		t.Errorf("server read %d requests on %d connections, want 4 on 3", reads, conns)
 	}
 }
 

@@ -80,6 +80,10 @@ func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, ac
 			break
 		}
 		if attempt == 0 && reused && ctx.Err() == nil && staleConn(err) {
+			// The server's idle timeout closes its kept-alive connections together, so
+			// the pool's other idle ones are most likely stale too: the one retry goes on
+			// a new connection, not the next of those.
+			u.Client.CloseIdleConnections()
 			continue
 		}
 		watch.Stop()
@@ -156,8 +160,9 @@ func (bt *BodyTracker) Idle() bool { return bt.writes.Load() == 0 }
 // server closes an idle connection on its own schedule (llama-server's cpp-httplib after
 // 5 s, "Keep-Alive: timeout=5"), and a request sent on it in that instant never reached
 // the server's handler. net/http retries such a request itself only when its method is
-// idempotent; a POST to an engine is safe to send again once, on a new connection,
-// because nothing was answered. A connection that was new is never retried: its failure
+// idempotent; a POST to an engine is safe to send again once, on a new connection (the
+// pool's idle connections are closed first: they went idle together), because nothing
+// was answered. A connection that was new is never retried: its failure
 // is the upstream's.
 func staleConn(err error) bool {
 	var ne net.Error
