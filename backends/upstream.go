@@ -38,6 +38,10 @@ type Upstream struct {
 	Authorize func(*http.Request)
 }
 
+// maxStaleRetries bounds the sends again after a stale kept-alive connection in one
+// exchange (staleConn).
+const maxStaleRetries = 4
+
 // ErrHeaderTimeout is the cancellation cause of an exchange whose upstream was too slow
 // to send its response headers and the first byte of its answer.
 var ErrHeaderTimeout = errors.New("upstream did not answer in time")
@@ -79,11 +83,12 @@ func (u *Upstream) OpenWith(parent context.Context, path string, body []byte, ac
 		if err == nil {
 			break
 		}
-		if attempt == 0 && reused && ctx.Err() == nil && staleConn(err) {
+		if attempt < maxStaleRetries && reused && ctx.Err() == nil && staleConn(err) {
 			// The server's idle timeout closes its kept-alive connections together, so
-			// the pool's other idle ones are most likely stale too: the one retry goes on
-			// a new connection, not the next of those.
-			u.Client.CloseIdleConnections()
+			// the next idle one may be stale too: go on while the failed connection was
+			// a kept-alive one (the server never saw the request), until a new one is
+			// tried. The pool is the transport's, shared by every backend, so it is not
+			// emptied for this one.
 			continue
 		}
 		watch.Stop()
@@ -160,10 +165,10 @@ func (bt *BodyTracker) Idle() bool { return bt.writes.Load() == 0 }
 // server closes an idle connection on its own schedule (llama-server's cpp-httplib after
 // 5 s, "Keep-Alive: timeout=5"), and a request sent on it in that instant never reached
 // the server's handler. net/http retries such a request itself only when its method is
-// idempotent; a POST to an engine is safe to send again once, on a new connection (the
-// pool's idle connections are closed first: they went idle together), because nothing
-// was answered. A connection that was new is never retried: its failure
-// is the upstream's.
+// idempotent; a POST to an engine is safe to send again, because nothing was answered,
+// as long as each failure was on a kept-alive connection (they went idle together, so
+// several may be stale, up to maxStaleRetries). A connection that was new is never
+// retried: its failure is the upstream's.
 func staleConn(err error) bool {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
