@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -118,7 +119,9 @@ func plan(c Config, scenario string) (turns []int, parallel int) {
 func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, ix *toolsearch.Index, scenario, strategy string, k int, counter *tokens.Counter) (*RunResult, error) {
 	be, log := t.backend()
 	reg := prometheus.NewRegistry()
+	warned := new(warnings)
 	opt := gateway.Options{
+		Logger:    slog.New(slog.NewTextHandler(warned, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Upstreams: []gateway.Upstream{{Name: "replay", Kind: t.info().Kind, Models: []string{"*"}, Backend: be}},
 		Tools:     ix,
 		State:     state.NewMemory(state.Options{}),
@@ -160,6 +163,9 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 			defer func() { <-sem }()
 			res, err := cl.session(ctx, fmt.Sprintf("r%03d-s%02d", k, i), s)
 			if err != nil {
+				if w := warned.String(); w != "" {
+					err = fmt.Errorf("%w\nthe gateway's last warnings:\n%s", err, w)
+				}
 				errs <- fmt.Errorf("session %d: %w", i+1, err)
 				return
 			}
