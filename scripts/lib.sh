@@ -20,7 +20,7 @@ have_header() {
 }
 
 # missing_packages prints the Debian packages, among those the maskgate build
-# needs (named by the arguments: cc, cmake, git, headers, node, redis, chromium), that this
+# needs (named by the arguments: cc, ccache, cmake, git, headers, node, redis, chromium), that this
 # machine lacks.
 missing_packages() {
 	local want
@@ -30,6 +30,7 @@ missing_packages() {
 			command -v gcc >/dev/null || echo gcc
 			command -v g++ >/dev/null || echo g++
 			;;
+		ccache) command -v ccache >/dev/null || echo ccache ;;
 		cmake) command -v cmake >/dev/null || echo cmake ;;
 		git) command -v git >/dev/null || echo git ;;
 		headers)
