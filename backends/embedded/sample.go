@@ -59,7 +59,10 @@ const (
 
 var errAllMasked = errors.New("the mask allows no token")
 
-var negInf = float32(math.Inf(-1))
+var (
+	negInf = float32(math.Inf(-1))
+	posInf = float32(math.Inf(1))
+)
 
 func newSampler(p sampling, vocab int) *sampler {
 	return &sampler{
@@ -208,7 +211,7 @@ func (s *sampler) sampleTopK(logits []float32, maxL float32, inv float64, k int)
 func (s *sampler) sampleTopP(logits []float32, maxL float32, inv float64) (int, error) {
 	clear(s.mass[:])
 	for b := range s.minL {
-		s.minL[b] = float32(math.Inf(1))
+		s.minL[b] = posInf // math.Inf per bin costs a call (and a checkptr check under -race) per bin per step
 	}
 	var sum float64
 	for _, l := range logits {
