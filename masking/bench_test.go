@@ -113,3 +113,29 @@ func BenchmarkNewIndex(b *testing.B) {
 		NewIndex(l.vocab)
 	}
 }
+
+// BenchmarkAccept_Refused is a refused token: what a caller probing whether
+// tokens are allowed pays for most of them.
+func BenchmarkAccept_Refused(b *testing.B) {
+	l := loadLlama(b)
+	m, err := Compile(l.ix, Spec{Format: Hermes(), Allowed: benchNames(100)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := m.NewState()
+	if err := st.Accept(l.toolCall); err != nil {
+		b.Fatal(err)
+	}
+	set := st.Allowed()
+	refused := 0
+	for set.Has(refused) {
+		refused++
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		probe := st
+		if probe.Accept(refused) == nil {
+			b.Fatal("accepted")
+		}
+	}
+}

@@ -215,6 +215,9 @@ func TestDerive_Llama(t *testing.T) {
 			if werr != nil {
 				continue
 			}
+			// The id lists are reused: in free text each holds the whole vocabulary,
+			// and a fresh pair per step was most of this test's cost under -race.
+			var ia, ib []int32
 			for range 40 {
 				sa, sb := got.NewState(), want.NewState()
 				toks := []int{l.toolCall}
@@ -222,7 +225,8 @@ func TestDerive_Llama(t *testing.T) {
 				toks = append(toks, l.endCall)
 				for _, id := range toks {
 					a, b := sa.Allowed(), sb.Allowed()
-					if a.Count() != b.Count() || !slices.Equal(a.AppendIDs(nil), b.AppendIDs(nil)) {
+					ia, ib = a.AppendIDs(ia[:0]), b.AppendIDs(ib[:0])
+					if a.Count() != b.Count() || !slices.Equal(ia, ib) {
 						t.Fatalf("seed %d turn %d phase %s: %d tokens allowed, want %d", seed, turn, sb.Phase(), a.Count(), b.Count())
 					}
 					errA, errB := sa.Accept(id), sb.Accept(id)

@@ -51,18 +51,14 @@ func (e *byteEngine) accepts(t testing.TB, grammar, text string) (bool, int) {
 	t.Helper()
 	g := e.compile(t, grammar)
 	defer g.Free()
-	toks := make([]llamacpp.TokenData, len(e.ids))
+	// llama.cpp's apply decides each candidate on its own (its piece against the
+	// grammar's stacks; an end-of-generation token by whether a stack is empty:
+	// llama_grammar_apply_impl), so asking about the one token the text needs gives
+	// the verdict a whole-vocabulary apply gives it, at 1/256 of the cost.
 	allowed := func(id int32) bool {
-		for i, x := range e.ids {
-			toks[i] = llamacpp.TokenData{ID: int32(x)}
-		}
+		toks := []llamacpp.TokenData{{ID: id}}
 		g.Apply(toks)
-		for _, td := range toks {
-			if td.ID == id {
-				return !math.IsInf(float64(td.Logit), -1)
-			}
-		}
-		return false
+		return !math.IsInf(float64(toks[0].Logit), -1)
 	}
 	for i := 0; i < len(text); i++ {
 		if text[i] == 0 || !allowed(int32(text[i])) {

@@ -60,14 +60,34 @@ func (st *State) Accept(id int) error {
 func (st *State) AcceptCall(id int) (after int, err error) {
 	s, after, ok := st.m.stepTokenAt(st.s, id)
 	if !ok {
-		if id < 0 || id >= st.m.ix.n {
-			return -1, fmt.Errorf("masking: token %d outside vocabulary of %d: %w", id, st.m.ix.n, ErrDisallowed)
+		e := &disallowedError{id: id, n: st.m.ix.n, phase: st.Phase()}
+		if id >= 0 && id < st.m.ix.n {
+			e.piece = st.m.ix.pieces[id]
 		}
-		return -1, fmt.Errorf("masking: token %d (%q) in phase %s: %w", id, st.m.ix.pieces[id], st.Phase(), ErrDisallowed)
+		return -1, e
 	}
 	st.s = s
 	return after, nil
 }
+
+// disallowedError is Accept's refusal. Its message is formatted only when asked
+// for: a caller probing tokens (is this one allowed?) gets a refusal for most of
+// them and reads none of the messages, and formatting each one cost more than
+// the step itself.
+type disallowedError struct {
+	id, n int
+	piece []byte // nil outside the vocabulary; the Index's, read-only
+	phase Phase
+}
+
+func (e *disallowedError) Error() string {
+	if e.id < 0 || e.id >= e.n {
+		return fmt.Sprintf("masking: token %d outside vocabulary of %d: %v", e.id, e.n, ErrDisallowed)
+	}
+	return fmt.Sprintf("masking: token %d (%q) in phase %s: %v", e.id, e.piece, e.phase, ErrDisallowed)
+}
+
+func (e *disallowedError) Unwrap() error { return ErrDisallowed }
 
 // Phase says where st stands.
 func (st *State) Phase() Phase {

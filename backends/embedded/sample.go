@@ -42,7 +42,6 @@ type sampler struct {
 	keys  []uint64  // candidates, as candKey
 	cands []cand
 	mass  [massBins]float64 // mass by distance below the max, top_p only
-	minL  [massBins]float32 // lowest logit in each mass bin
 }
 
 type cand struct {
@@ -207,23 +206,14 @@ func (s *sampler) sampleTopK(logits []float32, maxL float32, inv float64, k int)
 // tokens in the histogram bins that reach top_p are sorted; the others cannot be in it.
 func (s *sampler) sampleTopP(logits []float32, maxL float32, inv float64) (int, error) {
 	clear(s.mass[:])
-	for b := range s.minL {
-		s.minL[b] = float32(math.Inf(1))
-	}
 	var sum float64
 	for _, l := range logits {
 		if !(l > negInf) {
 			continue
 		}
-		x := float64(l-maxL) * inv
-		p := math.Exp(x)
+		p := math.Exp(float64(l-maxL) * inv)
 		sum += p
-		b := massBins - 1
-		if t := -x * massBinsPerUnit; t < massBins-1 {
-			b = int(t)
-		}
-		s.mass[b] += p
-		s.minL[b] = min(s.minL[b], l)
+		s.mass[massBin(l, maxL, inv)] += p
 	}
 	target := s.p.topP * sum
 	var acc float64
@@ -234,16 +224,16 @@ func (s *sampler) sampleTopP(logits []float32, maxL float32, inv float64) (int, 
 		}
 	}
 	for ; b < massBins; b++ {
-		if b < massBins-1 && s.minL[b] > maxL {
-			continue // empty bin
+		// A token in a bin before the last has a weight of at least e^-64, so an empty
+		// bin is one with no mass.
+		if b < massBins-1 && s.mass[b] == 0 {
+			continue
 		}
-		threshold := s.minL[b]
-		if b == massBins-1 {
-			threshold = -math.MaxFloat32
-		}
+		// The bin falls as the logit rises, so the tokens in bins up to b are the
+		// logits from the lowest in bin b up.
 		keys := s.keys[:0]
 		for id, l := range logits {
-			if l >= threshold {
+			if l > negInf && (b == massBins-1 || massBin(l, maxL, inv) <= b) {
 				keys = append(keys, candKey(l, id))
 			}
 		}
@@ -272,6 +262,16 @@ func (s *sampler) sampleTopP(logits []float32, maxL float32, inv float64) (int, 
 		return s.draw(cs[:cut+1], run), nil
 	}
 	return s.sampleSorted(logits, maxL, inv)
+}
+
+// massBin is the top_p histogram bin of finite logit l: the bins count units of
+// (max-l)/temperature, massBinsPerUnit to a unit, and the last holds everything further
+// down. It never rises as l rises.
+func massBin(l, maxL float32, inv float64) int {
+	if t := -float64(l-maxL) * inv * massBinsPerUnit; t < massBins-1 {
+		return int(t)
+	}
+	return massBins - 1
 }
 
 // candKey orders candidates by logit, highest first, then by id: ascending keys. -0 and
