@@ -68,11 +68,6 @@ rm -rf "$work/package" "$tgz"
 
 echo "build-llama-server: building llama-server ($release, ${commit:0:10}) into $bin (a cold build takes about 6 minutes on 2 cores)" >&2
 jobs="$(nproc 2>/dev/null || echo 2)"
-# scripts/test hands cgo a compiler cache (CC="ccache gcc"); CMake wants a compiler.
-CC="${CC:-}" CXX="${CXX:-}"
-CC="${CC#ccache }" CXX="${CXX#ccache }"
-[[ -n "$CC" ]] || unset CC
-[[ -n "$CXX" ]] || unset CXX
 cmake -S "$work/src" -B "$work/build" \
 	-DCMAKE_BUILD_TYPE=Release \
 	-DBUILD_SHARED_LIBS=OFF \
