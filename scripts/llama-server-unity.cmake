@@ -2,7 +2,7 @@
 # llama-server as a unity build: each library compiled as a few large translation units
 # instead of one per source file, so the shared headers (ggml, nlohmann/json, the chat
 # templates) are parsed a few times rather than once per file. On 2 cores, beside other
-# work: 686 s of CPU, against 1,214 s for the per-file build.
+# work: 686–704 s of CPU, against 1,214 s for the per-file build.
 #
 # llama.cpp itself unity-builds its model files (src/CMakeLists.txt) and leaves its core
 # sources out; they compile together too. Three files must stay on their own:
