@@ -18,11 +18,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/logtail"
 )
 
 // Path names, in the order every table and figure lists them.
@@ -165,7 +165,7 @@ func clientTransport(n int) *http.Transport {
 type child struct {
 	cmd    *exec.Cmd
 	stdin  io.Closer
-	stderr *tailBuffer
+	stderr *logtail.Buffer
 	done   chan struct{}
 }
 
@@ -323,7 +323,7 @@ func startChild(cmd *exec.Cmd) (*child, io.Reader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &child{cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4 << 10}, done: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: stdin, stderr: &logtail.Buffer{Max: 4 << 10}, done: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
@@ -346,33 +346,6 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.b))
-	if s == "" {
-		return "(empty)"
-	}
-	return s
 }
 
 // nodeVersion is `node --version`, or "" when it fails.

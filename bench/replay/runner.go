@@ -20,6 +20,7 @@ import (
 
 	"github.com/maskgate/maskgate/bench/replay/workload"
 	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/logtail"
 	"github.com/maskgate/maskgate/kvcache"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/state"
@@ -119,7 +120,9 @@ func plan(c Config, scenario string) (turns []int, parallel int) {
 func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, ix *toolsearch.Index, scenario, strategy string, k int, counter *tokens.Counter) (*RunResult, error) {
 	be, log := t.backend()
 	reg := prometheus.NewRegistry()
-	warned := new(warnings)
+	// The gateway's warnings, for the message of a failed session: a 502's cause (the
+	// transport's error) is in its log, not in the envelope the client reads.
+	warned := &logtail.Buffer{Max: 16 << 10}
 	opt := gateway.Options{
 		Logger:    slog.New(slog.NewTextHandler(warned, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Upstreams: []gateway.Upstream{{Name: "replay", Kind: t.info().Kind, Models: []string{"*"}, Backend: be}},
@@ -163,8 +166,8 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 			defer func() { <-sem }()
 			res, err := cl.session(ctx, fmt.Sprintf("r%03d-s%02d", k, i), s)
 			if err != nil {
-				if w := warned.String(); w != "" {
-					err = fmt.Errorf("%w\nthe gateway's last warnings:\n%s", err, w)
+				if !warned.Empty() {
+					err = fmt.Errorf("%w\nthe gateway's last warnings:\n%s", err, warned)
 				}
 				errs <- fmt.Errorf("session %d: %w", i+1, err)
 				return
