@@ -10,6 +10,10 @@ import (
 // in the same folder and renames it, so a reader that finds path (another
 // test process sharing a cache) never sees a half-written model.
 func WriteFile(path string, v *Vocab, o Options) (err error) {
+	// A fresh machine's cache has no models folder yet; nothing else makes it.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("tinymodel: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("tinymodel: %w", err)

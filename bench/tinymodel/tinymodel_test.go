@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -238,4 +240,21 @@ func halfToFloat32(h uint16) float32 {
 		bits = sign | e<<23 | (mant&0x3ff)<<13
 	}
 	return math.Float32frombits(bits)
+}
+
+// A fresh machine's cache has no models folder: WriteFile makes it (issue 37:
+// every embedded-engine test failed on "no such file or directory").
+func TestWriteFile_MakesTheFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache", "maskgate", "models", "tiny.gguf")
+	v := testVocab(t)
+	if err := WriteFile(path, v, Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, write(t, v, Options{Seed: 1})) {
+		t.Error("the file's bytes differ from Write's")
+	}
 }
