@@ -177,7 +177,8 @@ func TestShared_TwoGatewaysOneThreadOverRedis(t *testing.T) {
 	a := startGatewayProc(t, cfg, salt)
 	b := startGatewayProc(t, cfg, salt)
 
-	reader, err := redisstore.New(redisstore.Options{URL: rs.URL, Prefix: "test:thread:"})
+	// 30 s: limits the reader's calls, which must succeed, never reach.
+	reader, err := redisstore.New(redisstore.Options{URL: rs.URL, Prefix: "test:thread:", DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,11 @@ import (
 	"github.com/maskgate/maskgate/internal/redistest"
 )
 
+// callLimit bounds each call to the records in these tests: no passing call reaches it
+// (a file or loopback Redis call takes milliseconds, under a second even under -race on
+// a loaded machine), and none of them needs it to fire.
+const callLimit = 30 * time.Second
+
 // countingRecords is a store.Records that notes each record put.
 type countingRecords struct {
 	store.Records
@@ -79,7 +84,7 @@ func sameMessages(a, b []json.RawMessage) bool {
 // starts again), and every response reads back whole, byte for byte.
 func TestRecordKeeper_StoresWhatEachTurnAdds(t *testing.T) {
 	rec := &countingRecords{Records: fileRecords(t, nil)}
-	k := &records{rec: rec, ttl: time.Hour, timeout: time.Second}
+	k := &records{rec: rec, ttl: time.Hour, timeout: callLimit}
 	ctx := context.Background()
 	var prev *Response
 	var want []*Response
@@ -142,7 +147,7 @@ func TestRecordKeeper_WholeWhenItCannotContinue(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	rec := &countingRecords{Records: fileRecords(t, clock)}
-	k := &records{rec: rec, ttl: time.Minute, timeout: time.Second}
+	k := &records{rec: rec, ttl: time.Minute, timeout: callLimit}
 	ctx := context.Background()
 	first := turn(nil, "o", "r1", msg("user", 1, 10), msg("assistant", 1, 10), nil)
 	if err := k.Save(ctx, first, nil); err != nil {
@@ -184,7 +189,7 @@ func TestRecordKeeper_WholeWhenItCannotContinue(t *testing.T) {
 	}
 	// A chain that lost its start cannot be continued (its history is not all there),
 	// but its own body still reads.
-	lossy := &records{rec: lostStart{rec}, ttl: time.Minute, timeout: time.Second}
+	lossy := &records{rec: lostStart{rec}, ttl: time.Minute, timeout: callLimit}
 	if got, err := lossy.Load(ctx, "o", "r4"); got != nil || err != nil {
 		t.Errorf("a chain without its start loads: %+v %v", got, err)
 	}
@@ -240,9 +245,9 @@ func BenchmarkResponseKeepers(b *testing.B) {
 	}{
 		{"memory", func(*testing.B) Keeper { return New(1<<30, time.Hour, time.Now) }},
 		{"file", func(b *testing.B) Keeper {
-			return &records{rec: fileRecords(b, nil), ttl: time.Hour, timeout: time.Second}
+			return &records{rec: fileRecords(b, nil), ttl: time.Hour, timeout: callLimit}
 		}},
-		{"redis", func(*testing.B) Keeper { return &records{rec: red, ttl: time.Hour, timeout: time.Second} }},
+		{"redis", func(*testing.B) Keeper { return &records{rec: red, ttl: time.Hour, timeout: callLimit} }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			k := c.k(b)

@@ -22,7 +22,10 @@ import (
 func TestRediss_StateAndLimitsOverTLS(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.StartTLS(t)
-	rdb, err := redisconn.New(redisconn.Options{URL: srv.URL, TLSConfig: srv.TLS})
+	// The calls below must succeed: 30 s bounds them, where the defaults (500ms to dial
+	// and shake hands, 1 s a reply) are not far from what a TLS handshake takes under
+	// -race on a loaded machine.
+	rdb, err := redisconn.New(redisconn.Options{URL: srv.URL, TLSConfig: srv.TLS, DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestRediss_StateAndLimitsOverTLS(t *testing.T) {
 		t.Fatalf("get over rediss://: %v %v %v", snap.Loaded, ok, err)
 	}
 
-	limits, err := redislimit.New(redislimit.Options{Client: rdb, Prefix: "mg:limit:"})
+	limits, err := redislimit.New(redislimit.Options{Client: rdb, Prefix: "mg:limit:", Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

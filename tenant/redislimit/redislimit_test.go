@@ -17,10 +17,24 @@ import (
 
 var bg = context.Background()
 
+// callLimit is the Timeout gateway gives a Limiter unless the test sets its own: no
+// passing call reaches it (a call to a local server takes milliseconds, under a second
+// even under -race at a load of 18; the default, 500ms, is not that far). failFast is
+// the most a call may take to fail where what ends it is immediate (a refused dial, a
+// reset connection, a timeout of milliseconds): a bound on a hang, under callLimit so
+// that a call that waited out callLimit instead fails it too.
+const (
+	callLimit = 30 * time.Second
+	failFast  = 10 * time.Second
+)
+
 // gateway is one gateway's Limiter on url, with a client of its own.
 func gateway(t testing.TB, url string, o Options) *Limiter {
 	t.Helper()
 	o.URL = url
+	if o.Timeout == 0 {
+		o.Timeout = callLimit
+	}
 	l, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +303,7 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 		if !errors.Is(err, ErrUnavailable) || rel != nil || r != nil {
 			t.Fatalf("Admit with Redis down: release %v, refusal %v, err %v; want ErrUnavailable", rel != nil, r, err)
 		}
-		if d := time.Since(start); d > time.Second {
+		if d := time.Since(start); d > failFast {
 			t.Fatalf("Admit took %v to fail", d)
 		}
 	}
@@ -299,7 +313,7 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 	}
 	held()
 	held()
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > failFast {
 		t.Fatalf("Charge and release took %v to fail", d)
 	}
 	mu.Lock()
@@ -357,7 +371,14 @@ func TestHungRedisTimesOut(t *testing.T) {
 		}
 		mu.Unlock()
 	})
-	l := gateway(t, "redis://"+ln.Addr().String()+"/0", Options{Timeout: 200 * time.Millisecond})
+	// The timeout under test must fire: only it ends these calls (the dial, to a
+	// listening socket, succeeds). failFast bounds a hang; the default (500ms) would pass
+	// it too, so the limiter is checked to have taken the one set here.
+	const timeout = 200 * time.Millisecond
+	l := gateway(t, "redis://"+ln.Addr().String()+"/0", Options{Timeout: timeout})
+	if l.timeout != timeout {
+		t.Fatalf("timeout %v, want %v", l.timeout, timeout)
+	}
 	k := &tenant.Key{Name: "gina", Limits: tenant.Limits{RequestsPerMinute: 1, TokensPerMinute: 1}}
 	start := time.Now()
 	if _, _, err := l.Admit(bg, k); !errors.Is(err, ErrUnavailable) {
@@ -366,8 +387,8 @@ func TestHungRedisTimesOut(t *testing.T) {
 	if err := l.Charge(bg, k, 1); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Charge: %v; want ErrUnavailable", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("two calls took %v against a 200ms timeout", d)
+	if d := time.Since(start); d > failFast {
+		t.Fatalf("two calls took %v against a %v timeout", d, timeout)
 	}
 }
 

@@ -86,21 +86,25 @@ func fileHarness() harness {
 }
 
 // redisHarness opens stores on one server, each under a prefix of its own, so that
-// Clear and Stats see only their own keys. Time is real: the TTL is a second.
+// Clear and Stats see only their own keys. Time is real: the TTL is 5 s, so a thread
+// read 0.6 TTL after its last access still has 2 s to live, far past the milliseconds
+// a call takes (under a second even under -race at a load of 18). Its dial and read
+// timeouts, 30 s, are limits no passing call reaches.
 func redisHarness(t *testing.T) harness {
 	srv := redistest.Start(t, false)
 	var n atomic.Int64
 	return harness{
 		open: func(t *testing.T, ttl time.Duration) state.Store {
 			s, err := redisstore.New(redisstore.Options{URL: srv.URL, TTL: ttl,
-				Prefix: "conf" + strconv.FormatInt(n.Add(1), 10) + ":"})
+				Prefix:      "conf" + strconv.FormatInt(n.Add(1), 10) + ":",
+				DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
-		wait: time.Sleep, ttl: time.Second, long: 1200 * time.Millisecond,
+		wait: time.Sleep, ttl: 5 * time.Second, long: 1200 * time.Millisecond,
 	}
 }
 

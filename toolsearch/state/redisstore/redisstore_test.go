@@ -37,8 +37,25 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func tid(i int) string { return fmt.Sprintf("%032x", i) }
 
+// callLimit is the dial and read timeout newStore gives a store unless the test sets
+// its own: no passing call reaches it (a call to a local server takes milliseconds,
+// under a second even under -race at a load of 18). failFast is the most a call may
+// take to fail where what ends it is immediate (a refused dial, a reset connection, a
+// timeout or deadline of milliseconds): a bound on a hang, under callLimit so that a
+// call that waited out callLimit instead fails it too.
+const (
+	callLimit = 30 * time.Second
+	failFast  = 10 * time.Second
+)
+
 func newStore(t *testing.T, o Options) *Store {
 	t.Helper()
+	if o.DialTimeout == 0 {
+		o.DialTimeout = callLimit
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = callLimit
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +325,7 @@ func TestServerDownAndBack(t *testing.T) {
 			if !errors.Is(err, state.ErrUnavailable) || !errors.As(err, &u) {
 				t.Fatalf("round %d, %s with the server down: %v", round, name, err)
 			}
-			if took > 1500*time.Millisecond {
+			if took > failFast {
 				t.Errorf("round %d, %s took %v to fail", round, name, took)
 			}
 		}
@@ -318,7 +335,7 @@ func TestServerDownAndBack(t *testing.T) {
 	for range 32 {
 		wg.Go(func() {
 			start := time.Now()
-			if _, _, err := s.Get(bg, th); !errors.Is(err, state.ErrUnavailable) || time.Since(start) > 1500*time.Millisecond {
+			if _, _, err := s.Get(bg, th); !errors.Is(err, state.ErrUnavailable) || time.Since(start) > failFast {
 				t.Errorf("a concurrent Get: %v after %v", err, time.Since(start))
 			}
 		})
@@ -331,13 +348,13 @@ func TestServerDownAndBack(t *testing.T) {
 	var ok bool
 	var err error
 	for {
-		if snap, ok, err = s.Get(bg, th); err == nil || time.Since(start) > 5*time.Second {
+		if snap, ok, err = s.Get(bg, th); err == nil || time.Since(start) > 30*time.Second {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("5s after the server came back: %v", err)
+		t.Fatalf("30s after the server came back: %v", err)
 	}
 	t.Logf("serving again %v after the restart", time.Since(start).Round(time.Millisecond))
 	if !ok || !cmp.Equal(snap.Loaded, []string{"a"}) {
@@ -370,7 +387,7 @@ func TestRestartWithoutFailedCalls(t *testing.T) {
 }
 
 // TestSilentServerTimesOut: a server that accepts and never answers fails the call
-// within the read timeout.
+// within the read timeout, and within the caller's deadline.
 func TestSilentServerTimesOut(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -397,22 +414,34 @@ func TestSilentServerTimesOut(t *testing.T) {
 		}
 		mu.Unlock()
 	}()
-	s := newStore(t, Options{URL: "redis://" + ln.Addr().String(), ReadTimeout: 200 * time.Millisecond})
+	addr := "redis://" + ln.Addr().String()
+	// The read timeout under test must fire: only it ends these calls (the dial, to a
+	// listening socket, succeeds; its timeout is callLimit). failFast, 50 times the read
+	// timeout, bounds a hang; the default read timeout (1 s) would pass it too, so the
+	// store is checked to have taken the one set here.
+	const readTimeout = 200 * time.Millisecond
+	s := newStore(t, Options{URL: addr, ReadTimeout: readTimeout})
+	if got := s.rdb.Options().ReadTimeout; got != readTimeout {
+		t.Fatalf("read timeout %v, want %v", got, readTimeout)
+	}
 	for range 3 {
 		start := time.Now()
 		_, _, err := s.Get(bg, tid(1))
 		if !errors.Is(err, state.ErrUnavailable) {
 			t.Fatalf("a silent server: %v", err)
 		}
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("failing took %v with a 200ms read timeout", took)
+		if took := time.Since(start); took > failFast {
+			t.Errorf("failing took %v with a %v read timeout", took, readTimeout)
 		}
 	}
-	// The caller's deadline bounds a call too.
+	// The caller's deadline bounds a call too: on a store whose own timeouts are
+	// callLimit, a 50ms deadline (which must fire) is all that can end the call within
+	// failFast.
+	patient := newStore(t, Options{URL: addr})
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := s.Load(ctx, tid(1), "a"); !errors.Is(err, state.ErrUnavailable) || time.Since(start) > 500*time.Millisecond {
+	if _, err := patient.Load(ctx, tid(1), "a"); !errors.Is(err, state.ErrUnavailable) || time.Since(start) > failFast {
 		t.Errorf("a 50ms deadline: %v after %v", err, time.Since(start))
 	}
 }
