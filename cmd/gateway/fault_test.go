@@ -108,16 +108,34 @@ func waitClosed(t *testing.T, c net.Conn, r *bufio.Reader, limit time.Duration) 
 	return took
 }
 
+// limitsConfig sets each time limit to 30 s, which the requests that must be answered
+// (the /healthz requests, sent whole at once) never reach: they take milliseconds,
+// under a second even under -race at a load of 18. Each subtest shortens, with
+// limited, only the limit it needs to fire, so that a client that must be served never
+// meets a limit meant for the slow one.
 const limitsConfig = `backends:
   - {name: up, kind: openai, url: URL, models: ["*"]}
 server:
-  read_header_timeout: 300ms
-  body_timeout: 300ms
+  read_header_timeout: 30s
+  body_timeout: 30s
   min_body_rate: 1KiB
-  keepalive_timeout: 300ms
+  keepalive_timeout: 30s
   max_header_bytes: 4KiB
   max_connections: 2
 `
+
+// shortLimit is the limit a subtest needs to fire; the slow client it cuts waits for it.
+const shortLimit = 300 * time.Millisecond
+
+// limited is limitsConfig with the limit key set to shortLimit.
+func limited(t *testing.T, key string) string {
+	t.Helper()
+	out := strings.Replace(limitsConfig, "  "+key+": 30s\n", "  "+key+": "+shortLimit.String()+"\n", 1)
+	if out == limitsConfig {
+		t.Fatalf("limitsConfig has no %s", key)
+	}
+	return out
+}
 
 // Probes: 500 idle keep-alive connections were never closed; 2 × 9,990 connections
 // sending a body a byte at a time took 19,992 of 20,000 file descriptors. Each server
@@ -130,7 +148,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 	defer up.Close()
 
 	t.Run("keep-alive connection closed when idle", func(t *testing.T) {
-		g := startRun(t, limitsConfig, up)
+		g := startRun(t, limited(t, "keepalive_timeout"), up)
 		c := dial(t, g.addr)
 		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
 		r := bufio.NewReader(c)
@@ -139,7 +157,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 			t.Fatalf("healthz: %v %v", resp, err)
 		}
 		resp.Body.Close()
-		t.Logf("idle keep-alive connection closed after %v (keepalive_timeout 300ms)", waitClosed(t, c, r, 300*time.Millisecond).Round(time.Millisecond))
+		t.Logf("idle keep-alive connection closed after %v (keepalive_timeout %v)", waitClosed(t, c, r, shortLimit).Round(time.Millisecond), shortLimit)
 	})
 	t.Run("headers over max_header_bytes get 431", func(t *testing.T) {
 		g := startRun(t, limitsConfig, up)
@@ -155,13 +173,16 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 		}
 	})
 	t.Run("slow headers are cut", func(t *testing.T) {
-		g := startRun(t, limitsConfig, up)
+		g := startRun(t, limited(t, "read_header_timeout"), up)
 		c := dial(t, g.addr)
 		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n") // and never the blank line
-		t.Logf("half-sent headers cut after %v (read_header_timeout 300ms)", waitClosed(t, c, bufio.NewReader(c), 300*time.Millisecond).Round(time.Millisecond))
+		t.Logf("half-sent headers cut after %v (read_header_timeout %v)", waitClosed(t, c, bufio.NewReader(c), shortLimit).Round(time.Millisecond), shortLimit)
 	})
 	t.Run("slow body is cut with 408", func(t *testing.T) {
-		g := startRun(t, limitsConfig, up)
+		// The headers come at once (read_header_timeout stays 30 s); the body, 1000 B
+		// at 20 B/s, is cut at the latest at body_timeout + 1000 B / min_body_rate,
+		// about 1.3 s.
+		g := startRun(t, limited(t, "body_timeout"), up)
 		c := dial(t, g.addr)
 		fmt.Fprint(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
 		stop := make(chan struct{})
@@ -179,7 +200,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		c.SetReadDeadline(start.Add(300*time.Millisecond + margin))
+		c.SetReadDeadline(start.Add(shortLimit + time.Second + margin))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatalf("no answer to a body at 20 B/s: %v", err)
@@ -188,10 +209,10 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestTimeout {
 			t.Errorf("status %d, want 408", resp.StatusCode)
 		}
-		t.Logf("body at 20 B/s answered 408 after %v (body_timeout 300ms)", time.Since(start).Round(time.Millisecond))
+		t.Logf("body at 20 B/s answered 408 after %v (body_timeout %v)", time.Since(start).Round(time.Millisecond), shortLimit)
 	})
 	t.Run("connections past max_connections wait", func(t *testing.T) {
-		g := startRun(t, strings.Replace(limitsConfig, "keepalive_timeout: 300ms", "keepalive_timeout: 1m", 1), up)
+		g := startRun(t, limitsConfig, up)
 		// Two connections, each with an answered request, kept alive: the limit.
 		var held []net.Conn
 		for range 2 {
@@ -207,7 +228,9 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 		third := dial(t, g.addr) // the kernel accepts it; the gateway does not yet
 		fmt.Fprint(third, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
 		r := bufio.NewReader(third)
-		third.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		// This deadline must fire (nothing may be served while two are open); a slow
+		// gateway makes the check weaker, never fail.
+		third.SetReadDeadline(time.Now().Add(shortLimit))
 		if _, err := r.Peek(1); err == nil {
 			t.Fatal("a third connection was served while two were open under max_connections: 2")
 		}
@@ -270,6 +293,7 @@ func dataEvents(r io.Reader) ([]string, error) {
 // Now run stops accepting at once, lets the stream run for shutdown_grace, then ends it
 // with a server_shutting_down error event and a proper end, and exits 0.
 func TestFault_ShutdownEndsOpenStreamsWithAnErrorEvent(t *testing.T) {
+	// The grace must fire: the stream never ends by itself.
 	const grace = 500 * time.Millisecond
 	up := httptest.NewServer(http.HandlerFunc(foreverStream))
 	defer up.Close()
