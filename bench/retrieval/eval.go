@@ -99,8 +99,8 @@ type Catalog struct {
 
 // Report is the whole evaluation.
 type Report struct {
-	Catalogs     []Catalog     `json:"catalogs"`
-	Multilingual *Multilingual `json:"multilingual,omitempty"`
+	Catalogs     []Catalog       `json:"catalogs"`
+	Multilingual []*Multilingual `json:"multilingual,omitempty"`
 }
 
 // A catalog and its query sets, as laid out in the data directory.

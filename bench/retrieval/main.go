@@ -20,7 +20,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("retrieval", flag.ContinueOnError)
-	data := fs.String("data", defaultData(), "directory with catalog.json, queries.txt, heldout.txt, offtopic.txt, spec/, mcp/ and mcp_queries.txt")
+	data := fs.String("data", defaultData(), "directory with catalog.json, queries.txt, heldout.txt, offtopic.txt, spec/, mcp/, mcp_queries.txt, the multilingual catalogs (mcp_cjk/, mcp_heldout/) and their sets")
 	gen := fs.Bool("gen", false, "regenerate catalog.json from spec/*.txt and exit")
 	verbose := fs.String("v", "", "also list the queries this search configuration did not rank first")
 	jsonOut := fs.String("json", "", "also write the figures to this file as JSON")
@@ -44,7 +44,9 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	rep.Multilingual = ml
-	ml.markdown(stdout)
+	for _, m := range ml {
+		m.markdown(stdout)
+	}
 	if *verbose != "" {
 		rep.misses(stdout, *verbose)
 	}

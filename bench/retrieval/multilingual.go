@@ -10,11 +10,23 @@ import (
 	"github.com/maskgate/maskgate/toolsearch"
 )
 
-// The multilingual catalog is the MCP servers' tools (testdata/mcp/*.json) and those of
-// five servers described in Chinese, English and Korean (testdata/mcp_cjk/*.json). Its
-// query sets, one a language (testdata/multilingual/LANG.txt), are labelled as the other
-// sets; its task set (testdata/tasks.txt) gives, for each multi-step request, the tools of
-// each step.
+// A multilingual catalog is MCP servers' tools files, some of them described in Chinese,
+// Japanese or Korean; its query sets, one a language (QUERIES/LANG.txt), are labelled as
+// the other sets, and its task set gives, for each multi-step request, the tools of each
+// step. There are two (mlLayouts): the development one, whose sets the CJK analysis and
+// the clause splitter were written against, and the held-out one, whose sets were written
+// and committed after both, with the analysis frozen, before any search ran on them.
+type mlLayout struct {
+	name     string   // "development" or "held out"
+	catalogs []string // subdirectories of tools files (*.json)
+	queries  string   // subdirectory of LANG.txt query sets
+	tasks    string   // the task set
+}
+
+var mlLayouts = []mlLayout{
+	{"development", []string{"mcp", "mcp_cjk"}, "multilingual", "tasks.txt"},
+	{"held out", []string{"mcp", "mcp_cjk", "mcp_heldout"}, "multilingual_heldout", "tasks_heldout.txt"},
+}
 
 // Languages of the multilingual query sets, in report order.
 var languages = []string{"zh", "ja", "ko", "en"}
@@ -39,10 +51,14 @@ type MLSet struct {
 	Rows []MLRow `json:"rows"`
 }
 
-// Multilingual is the evaluation on the multilingual catalog.
+// Multilingual is the evaluation on one multilingual catalog.
 type Multilingual struct {
-	Tools int     `json:"tools"`
-	Sets  []MLSet `json:"sets"`
+	Name     string   `json:"name"`     // "development" or "held out"
+	Catalogs []string `json:"catalogs"` // its tools files' subdirectories
+	Queries  string   `json:"queries"`  // its query sets' subdirectory
+	Tasks    string   `json:"tasks"`    // its task set
+	Tools    int      `json:"tools"`
+	Sets     []MLSet  `json:"sets"`
 }
 
 // mlConfigs are the searches the multilingual sets are run with.
@@ -60,10 +76,57 @@ type task struct {
 	steps [][]string
 }
 
-// evaluateMultilingual runs mlConfigs over every language's queries and the tasks.
-func evaluateMultilingual(dir string) (*Multilingual, error) {
+// evaluateMultilingual evaluates every multilingual layout.
+func evaluateMultilingual(dir string) ([]*Multilingual, error) {
+	var out []*Multilingual
+	for _, l := range mlLayouts {
+		m, err := evaluateMLLayout(dir, l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// evaluateMLLayout runs mlConfigs over every language's queries and the tasks of l.
+func evaluateMLLayout(dir string, l mlLayout) (*Multilingual, error) {
+	cat, err := mlCatalog(dir, l)
+	if err != nil {
+		return nil, err
+	}
+	ixs := map[bool]*toolsearch.Index{}
+	index := func(o toolsearch.Options) *toolsearch.Index {
+		if ixs[o.Plain] == nil {
+			ixs[o.Plain] = toolsearch.NewIndex(cat, o)
+		}
+		return ixs[o.Plain]
+	}
+	m := &Multilingual{Name: l.name, Catalogs: l.catalogs, Queries: l.queries, Tasks: l.tasks, Tools: cat.Len()}
+	for _, lang := range languages {
+		qs, err := readQueries(filepath.Join(dir, l.queries, lang+".txt"), cat)
+		if err != nil {
+			return nil, err
+		}
+		ts := make([]task, len(qs))
+		for i, q := range qs {
+			// A query is a task of one step that any of its tools does.
+			ts[i] = task{text: q.text, steps: [][]string{q.tools}}
+		}
+		m.Sets = append(m.Sets, scoreSet(lang, ts, index))
+	}
+	ts, err := readTasks(filepath.Join(dir, l.tasks), cat)
+	if err != nil {
+		return nil, err
+	}
+	m.Sets = append(m.Sets, scoreSet(taskSet, ts, index))
+	return m, nil
+}
+
+// mlCatalog reads the tools files of l's catalogs, in file-name order.
+func mlCatalog(dir string, l mlLayout) (*toolsearch.Catalog, error) {
 	var files []string
-	for _, sub := range []string{"mcp", "mcp_cjk"} {
+	for _, sub := range l.catalogs {
 		fs, err := filepath.Glob(filepath.Join(dir, sub, "*.json"))
 		if err != nil {
 			return nil, err
@@ -78,36 +141,7 @@ func evaluateMultilingual(dir string) (*Multilingual, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := toolsearch.New(tools)
-	if err != nil {
-		return nil, err
-	}
-	ixs := map[bool]*toolsearch.Index{}
-	index := func(o toolsearch.Options) *toolsearch.Index {
-		if ixs[o.Plain] == nil {
-			ixs[o.Plain] = toolsearch.NewIndex(cat, o)
-		}
-		return ixs[o.Plain]
-	}
-	m := &Multilingual{Tools: cat.Len()}
-	for _, lang := range languages {
-		qs, err := readQueries(filepath.Join(dir, "multilingual", lang+".txt"), cat)
-		if err != nil {
-			return nil, err
-		}
-		ts := make([]task, len(qs))
-		for i, q := range qs {
-			// A query is a task of one step that any of its tools does.
-			ts[i] = task{text: q.text, steps: [][]string{q.tools}}
-		}
-		m.Sets = append(m.Sets, scoreSet(lang, ts, index))
-	}
-	ts, err := readTasks(filepath.Join(dir, "tasks.txt"), cat)
-	if err != nil {
-		return nil, err
-	}
-	m.Sets = append(m.Sets, scoreSet(taskSet, ts, index))
-	return m, nil
+	return toolsearch.New(tools)
 }
 
 func scoreSet(name string, ts []task, index func(toolsearch.Options) *toolsearch.Index) MLSet {
@@ -200,11 +234,15 @@ func readTasks(path string, cat *toolsearch.Catalog) ([]task, error) {
 
 // markdown writes one table per set.
 func (m *Multilingual) markdown(w io.Writer) {
-	fmt.Fprintf(w, "\n## multilingual catalog (mcp/*.json, mcp_cjk/*.json): %d tools\n", m.Tools)
+	var cats []string
+	for _, c := range m.Catalogs {
+		cats = append(cats, c+"/*.json")
+	}
+	fmt.Fprintf(w, "\n## multilingual catalog, %s sets (%s): %d tools\n", m.Name, strings.Join(cats, ", "), m.Tools)
 	for _, s := range m.Sets {
-		kind := "queries (multilingual/" + s.Name + ".txt)"
+		kind := "queries (" + m.Queries + "/" + s.Name + ".txt)"
 		if s.Name == taskSet {
-			kind = "tasks (tasks.txt; recall: the share of a task's steps found)"
+			kind = "tasks (" + m.Tasks + "; recall: the share of a task's steps found)"
 		}
 		fmt.Fprintf(w, "\n%s: %d %s\n\n", s.Name, s.Rows[0].Queries, kind)
 		fmt.Fprintln(w, "| search | recall@5 | recall@10 | MRR@10 |")
