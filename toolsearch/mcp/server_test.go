@@ -357,7 +357,9 @@ func TestStart_Retries(t *testing.T) {
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
 
 	ch := newChanges()
-	s, err := Open(Config{Name: "t", URL: ts.URL, OnChange: ch.onChange, Timeout: 2 * time.Second, Logger: testLogger(t)})
+	// The default timeout, 30 s: the retry's connect and listing must succeed, and the
+	// down server's 502 fails Start at once, not by a timeout.
+	s, err := Open(Config{Name: "t", URL: ts.URL, OnChange: ch.onChange, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
