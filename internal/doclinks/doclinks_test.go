@@ -220,9 +220,73 @@ func TestConfigurationPage_NamesEveryKey(t *testing.T) {
 	if len(keys) < 50 {
 		t.Fatalf("found %d config keys; the walk over config.Config's yaml tags is broken", len(keys))
 	}
+	named := namedKeys(string(page))
 	for k := range keys {
-		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).Match(page) {
-			t.Errorf("docs/configuration.md does not name the key %s: document it (default, and what a bad value gets)", k)
+		if !named(k) {
+			t.Errorf("docs/configuration.md does not name the key %s as a key (in backticks, or as `%s:` in YAML): document it (default, and what a bad value gets)", k, k)
+		}
+	}
+}
+
+// namedKeys reads a page for the config keys it names as keys, and returns whether it
+// names key. A key counts where it is written as one: a word of an inline code span
+// (`url`, `backends[].url`, `{name: a, url: …}`), `key:` anywhere in a code block (the
+// config's YAML, its commented-out lines included), or `key:` at the start of a prose
+// line. The same word in prose ("the url of a backend", "max_queue: 3" mid-sentence) or
+// in a code block without its colon does not.
+func namedKeys(md string) func(key string) bool {
+	var spans, block, prose []string
+	inFence := false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case fence.MatchString(line):
+			inFence = !inFence
+		case inFence:
+			block = append(block, line)
+		default:
+			spans = append(spans, inlineCode.FindAllString(line, -1)...)
+			prose = append(prose, line)
+		}
+	}
+	code, blocks, lines := strings.Join(spans, "\n"), strings.Join(block, "\n"), strings.Join(prose, "\n")
+	return func(key string) bool {
+		k := regexp.QuoteMeta(key)
+		return regexp.MustCompile(`\b`+k+`\b`).MatchString(code) ||
+			regexp.MustCompile(`(?:^|[^\w.])`+k+`:(?:\s|$)`).MatchString(blocks) ||
+			regexp.MustCompile(`(?m)^[ \t]*(?:- )?`+k+`:(?:\s|$)`).MatchString(lines)
+	}
+}
+
+// TestNamedKeys_OnlyAsKeys: a key mentioned in prose is not named; in backticks, as
+// YAML's `key:` in a block or at a line's start, or in a flow mapping, it is.
+func TestNamedKeys_OnlyAsKeys(t *testing.T) {
+	page := "Each backend has a url and a timeout, and eager_below in prose.\n" +
+		"Set `read_header_timeout` or `search.eager_below`; `{name: a, models: [m]}`.\n" +
+		"```yaml\nbackends:\n  - name: a\n    kind: vllm\n    urls: [x, y]   # or headers, env\n" +
+		"server: {body_timeout: 5s, min_body_rate: 1KiB}\n  # data_dir: /var   # or key_hash: x\n```\n" +
+		"queue_timeout: 2s\n" +
+		"Prose, max_queue: 3 is not a key.\n"
+	named := namedKeys(page)
+	for key, want := range map[string]bool{
+		"url": false, "timeout": false, // prose only ("urls:" is another key)
+		"headers": false, "env": false, // in a block's comment, without a colon
+		"eager_below":         true, // in backticks, as part of a path
+		"read_header_timeout": true, // in backticks
+		"name":                true, // in a flow mapping in backticks
+		"models":              true,
+		"backends":            true, // YAML in a block
+		"kind":                true,
+		"urls":                true,
+		"body_timeout":        true, // a flow mapping in a block
+		"min_body_rate":       true,
+		"data_dir":            true,  // a commented-out line of a block
+		"key_hash":            true,  // `key:` in a block's comment
+		"queue_timeout":       true,  // `key:` at a line's start
+		"max_queue":           false, // a comma before it, in prose
+		"server":              true,
+	} {
+		if got := named(key); got != want {
+			t.Errorf("named(%q) = %v, want %v", key, got, want)
 		}
 	}
 }
