@@ -2,12 +2,16 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,6 +261,10 @@ func TestManifests_ProbesAndGraceMatchTheGateway(t *testing.T) {
 	m := load(t)
 	cfg := gatewayConfig(t, m)
 	d, c := gatewayPod(t, m)
+	if c.Command != nil {
+		t.Fatalf("the gateway container sets command %q: it replaces the image's ENTRYPOINT, whose -listen this test reads", c.Command)
+	}
+	listen := imagePort(t, filepath.Join("..", "Dockerfile"))
 	gw := httptest.NewServer(gateway.New(gateway.Options{}))
 	defer gw.Close()
 	for _, p := range []struct {
@@ -277,9 +285,9 @@ func TestManifests_ProbesAndGraceMatchTheGateway(t *testing.T) {
 		}
 		port := p.probe.HTTPGet.Port
 		if !slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool {
-			return cp.ContainerPort == 4000 && (cp.Name == port.String() || cp.ContainerPort == port.IntVal)
+			return cp.ContainerPort == listen && (cp.Name == port.String() || cp.ContainerPort == port.IntVal)
 		}) {
-			t.Errorf("%s: port %s is not the container's 4000, where the image listens", p.name, port.String())
+			t.Errorf("%s: port %s is not the container's %d, where the image listens", p.name, port.String(), listen)
 		}
 		resp, err := http.Get(gw.URL + p.probe.HTTPGet.Path)
 		if err != nil {
@@ -298,4 +306,66 @@ func TestManifests_ProbesAndGraceMatchTheGateway(t *testing.T) {
 	if pod := time.Duration(*tgps) * time.Second; pod < grace+5*time.Second || pod > grace+30*time.Second {
 		t.Errorf("terminationGracePeriodSeconds %v for shutdown_grace %v: want 5 to 30 s more, so streams end and the process exits before SIGKILL", pod, grace)
 	}
+}
+
+// imagePort is the port the image built by dockerfile listens on: the port of -listen in
+// its ENTRYPOINT or CMD (exec form), which its EXPOSE must name and its HEALTHCHECK ask.
+func imagePort(t *testing.T, dockerfile string) int32 {
+	t.Helper()
+	b, err := os.ReadFile(dockerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "\\\n", " ") // join continued lines
+	var listen, health string
+	exposed := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		switch strings.ToUpper(f[0]) {
+		case "EXPOSE":
+			for _, p := range f[1:] {
+				exposed[strings.TrimSuffix(p, "/tcp")] = true
+			}
+		case "ENTRYPOINT", "CMD", "HEALTHCHECK":
+			_, form, ok := strings.Cut(line, "[")
+			if !ok {
+				continue
+			}
+			var args []string
+			if err := json.Unmarshal([]byte("["+form), &args); err != nil {
+				t.Fatalf("%s: %s: %v", dockerfile, f[0], err)
+			}
+			for i, a := range args {
+				switch {
+				case (a == "-listen" || a == "--listen") && i+1 < len(args):
+					listen = args[i+1]
+				case strings.HasPrefix(a, "-listen="), strings.HasPrefix(a, "--listen="):
+					_, listen, _ = strings.Cut(a, "=")
+				case a == "-healthcheck" && i+1 < len(args):
+					health = args[i+1]
+				}
+			}
+		}
+	}
+	if listen == "" {
+		t.Fatalf("%s: no -listen in its ENTRYPOINT or CMD", dockerfile)
+	}
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		t.Fatalf("%s: -listen %q: %v", dockerfile, listen, err)
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		t.Fatalf("%s: -listen %q: %v", dockerfile, listen, err)
+	}
+	if !exposed[port] {
+		t.Errorf("%s listens on %s but does not EXPOSE %s", dockerfile, listen, port)
+	}
+	if u, err := url.Parse(health); err != nil || u.Port() != port {
+		t.Errorf("%s: HEALTHCHECK asks %q, not the port it listens on (%s)", dockerfile, health, port)
+	}
+	return int32(n)
 }
