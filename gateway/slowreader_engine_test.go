@@ -3,9 +3,12 @@ package gateway_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,6 +43,22 @@ func slotsBusy(t *testing.T, url string) (busy, all int) {
 		}
 	}
 	return busy, len(slots)
+}
+
+// howItEnded drains c, which nobody read, and says how its stream ended: finished by
+// itself (its door's last event arrived), cut mid-stream by the gateway, or still open
+// after wait. For a failure's message only.
+func howItEnded(c net.Conn, wait time.Duration) string {
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	b, err := io.ReadAll(c)
+	tail := b[max(0, len(b)-300):]
+	switch {
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("still open after %v (%d bytes), ending %q", wait, len(b), tail)
+	case bytes.Contains(b, []byte("data: [DONE]")) || bytes.Contains(b, []byte("message_stop")) || bytes.Contains(b, []byte("response.completed")):
+		return fmt.Sprintf("finished by itself (%d bytes), ending %q", len(b), tail)
+	}
+	return fmt.Sprintf("closed mid-stream (%d bytes)", len(b))
 }
 
 // TestSlowReaders_RealEngineSlotsFreed: three clients, one per door, start streams from
@@ -125,7 +144,11 @@ func TestSlowReaders_RealEngineSlotsFreed(t *testing.T) {
 		seeCancels()
 	}
 	if aborts() != stuck {
-		t.Fatalf("cut %v of %d slow readers", aborts(), stuck)
+		var how []string
+		for i, c := range conns {
+			how = append(how, bodies[i].path+": "+howItEnded(c, 30*time.Second))
+		}
+		t.Fatalf("cut %v of %d slow readers:\n%s\n%s", aborts(), stuck, strings.Join(how, "\n"), ls.LogTail())
 	}
 	cut := time.Since(start)
 	waitFor(t, "every slot free again", func() bool { b, _ := slotsBusy(t, ls.URL); return b == 0 })
