@@ -83,7 +83,10 @@ type Options struct {
 	// Chooser picks the strategy under StrategyAuto. If nil, auto is mask where the
 	// backend constrains decoding and remove elsewhere.
 	Chooser Chooser
-	// EagerBelow is the catalog size under which tools are not managed. If zero, 20.
+	// EagerBelow is the catalog size under which, with Strategy auto, the engine gets
+	// the whole catalog (eager: every tool callable, no meta-tools); a catalog of the
+	// client's tools alone then goes as the client sent it. A Strategy other than auto
+	// wins over it. If zero, 20; if negative, no catalog is eager for its size.
 	EagerBelow int
 	// ToolMode is ModeServer (the gateway runs meta-tool calls; the default when empty)
 	// or ModeClient (they go back to the client).

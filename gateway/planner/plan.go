@@ -144,11 +144,11 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 		base, removed = view.Index, view.Removed
 	}
 	if base == nil {
-		// The client's tools alone: a small array is not managed, and is neither
-		// parsed nor indexed — unless the client defers some of it, which must stay
-		// uncallable until found (Claude Code's tool search sends 12 tools and one
+		// The client's tools alone: an array eager for its size is not managed, and is
+		// neither parsed nor indexed — unless the client defers some of it, which must
+		// stay uncallable until found (Claude Code's tool search sends 12 tools and one
 		// deferred placeholder).
-		if env.Tools == nil || (env.ToolCount < prof.EagerBelow && len(in.Hidden) == 0) {
+		if env.Tools == nil || (prof.eagerBySize(env.ToolCount) && len(in.Hidden) == 0) {
 			return nil, nil
 		}
 		// Every tool callable and none filtered: nothing to manage, and the tools go as
@@ -184,11 +184,13 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 		return nil, nil
 	}
 	cat := ix.Catalog()
-	// A small catalog is not managed: the request goes as it is, unless the gateway
-	// runs some of its tools, which needs the loop (with every tool offered: eager),
-	// or the client deferred some.
-	small := cat.Len() < prof.EagerBelow
-	if small && !runsAny(prof, cat) && len(in.Hidden) == 0 {
+	// A catalog eager for its size (strategy auto, fewer than eager_below tools, none
+	// deferred) is sent whole: the profile's tools with the client's, every one
+	// callable, no meta-tools. Made of the client's tools alone it is what the client
+	// sent, and the request goes as it is — unless the gateway runs some of its tools,
+	// which needs the loop.
+	eager := prof.eagerBySize(cat.Len()) && len(in.Hidden) == 0
+	if eager && (base == nil || base.Catalog().Len() == 0) && !runsAny(prof, cat) {
 		return nil, nil
 	}
 	for i := 0; i < cat.Len(); i++ {
@@ -220,17 +222,22 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 			return nil, StateUnavailable(err)
 		}
 	}
-	if in.ClientSearch && (prof.Strategy == StrategyAuto || prof.Strategy == "") && capabilities(in.Upstream).Constrains {
+	switch {
+	case eager:
+		// Decided by size, before any chooser: nothing is pinned for the thread, so
+		// the catalog's first request at eager_below tools or more is the one the
+		// chooser decides.
+		p.strategy = StrategyEager
+	case in.ClientSearch && (prof.Strategy == StrategyAuto || prof.Strategy == "") && capabilities(in.Upstream).Constrains:
 		// A client that searches itself changes only what may be called: mask keeps its
 		// prompt whole and the same from session to session, where the chooser's eager
 		// would make what it deferred callable and remove would move the prompt with
 		// each discovery.
 		p.strategy = StrategyMask
-	} else if p.strategy, err = pl.chooseStrategy(ctx, prof, in.Backend, in.Upstream, cat, p.thread, snap.Pins); err != nil {
-		return nil, err
-	}
-	if small && len(in.Hidden) == 0 {
-		p.strategy = StrategyEager
+	default:
+		if p.strategy, err = pl.chooseStrategy(ctx, prof, in.Backend, in.Upstream, cat, p.thread, snap.Pins); err != nil {
+			return nil, err
+		}
 	}
 	if raw, ok := env.Object.Get("tool_choice"); ok {
 		if p.toolChoice, err = namespaceChoice(cat, raw); err != nil {

@@ -38,9 +38,9 @@ type Profile struct {
 	// SearchMinScore, when positive, also drops results under it (0–1); zero leaves the
 	// search's own relative cut.
 	SearchMinScore float64
-	// Strategy, EagerBelow (zero: 20), ToolMode (zero: server), MaxRounds (zero: 4),
-	// AutoLoad, Progressive, ClientTools (zero: callable) and TemplateOrder are as in
-	// gateway.Options.
+	// Strategy, EagerBelow (zero: 20; negative: never eager by size), ToolMode (zero:
+	// server), MaxRounds (zero: 4), AutoLoad, Progressive, ClientTools (zero: callable)
+	// and TemplateOrder are as in gateway.Options.
 	Strategy      Strategy
 	EagerBelow    int
 	ToolMode      string
@@ -100,7 +100,7 @@ func (p *Profile) applyDefaults(now time.Time) {
 		p.SearchTopK = 5
 	}
 	if p.EagerBelow == 0 {
-		p.EagerBelow = 20
+		p.EagerBelow = DefaultEagerBelow
 	}
 	if p.MaxRounds == 0 {
 		p.MaxRounds = 4
@@ -114,6 +114,16 @@ func (p *Profile) applyDefaults(now time.Time) {
 	if p.Limits != (tenant.Limits{}) {
 		p.limitKey = &tenant.Key{Name: "profile " + p.Name, Limits: p.Limits}
 	}
+}
+
+// DefaultEagerBelow is Profile.EagerBelow when zero.
+const DefaultEagerBelow = 20
+
+// eagerBySize says whether a catalog of n tools is sent eager for its size alone: under
+// strategy auto, fewer than EagerBelow. A strategy the profile names wins, and a
+// negative EagerBelow never holds.
+func (p *Profile) eagerBySize(n int) bool {
+	return (p.Strategy == StrategyAuto || p.Strategy == "") && n < p.EagerBelow
 }
 
 // Index is the profile's catalog index without variants, or nil.
