@@ -306,9 +306,11 @@ type Search struct {
 	// MaxRounds bounds the meta-tool rounds the gateway runs for one request in server
 	// mode. Default 4.
 	MaxRounds int `yaml:"max_rounds"`
-	// EagerBelow: a catalog with fewer tools is served eager (everything loaded, no
-	// meta-tools). Default 20; 1 never serves a non-empty catalog eager.
-	EagerBelow int `yaml:"eager_below"`
+	// EagerBelow: under strategy auto, a catalog (the profile's tools with the client's)
+	// of fewer tools is sent whole, eager: every tool callable, no meta-tools. A strategy
+	// other than auto wins over it. Unset (nil): 20. 0: off, no catalog is eager for its
+	// size.
+	EagerBelow *int `yaml:"eager_below"`
 	// ClientTools is how the tools a client sends without deferring them are served:
 	// callable (default), its working set, callable from the first turn, with only the
 	// profile's catalog and what the client defers behind search_tools/load_tool; or

@@ -126,7 +126,7 @@ func TestParse_DefaultsFillZeroValues(t *testing.T) {
 			Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(time.Minute), MaxResponseBytes: 64 << 20, MaxEventBytes: 8 << 20,
 			MaxInFlight: 256, MaxQueue: 1024, QueueTimeout: Duration(30 * time.Second)}},
 		Search: Search{TopK: 5, TTL: Duration(time.Hour),
-			Mode: "server", MaxRounds: 4, EagerBelow: 20, ClientTools: "callable", Scorer: "bm25"},
+			Mode: "server", MaxRounds: 4, EagerBelow: ptr(20), ClientTools: "callable", Scorer: "bm25"},
 		Admin: Admin{RequestLog: 1000, EventInterval: Duration(time.Second)},
 		Server: Server{ReadHeaderTimeout: Duration(10 * time.Second), BodyTimeout: Duration(10 * time.Second), MinBodyRate: 64 << 10,
 			WriteTimeout: Duration(30 * time.Second), KeepAliveTimeout: Duration(75 * time.Second), MaxHeaderBytes: 64 << 10, MaxConnections: 4096, ShutdownGrace: Duration(25 * time.Second),
@@ -181,7 +181,7 @@ filters:
 		t.Errorf("admin_key_env = %q", cfg.AdminKeyEnv)
 	}
 	s := cfg.Search
-	if s.Mode != "client" || !s.Progressive || s.MaxRounds != 2 || s.EagerBelow != 1 {
+	if s.Mode != "client" || !s.Progressive || s.MaxRounds != 2 || s.EagerBelow == nil || *s.EagerBelow != 1 {
 		t.Errorf("search = %+v", s)
 	}
 }
@@ -356,5 +356,52 @@ func TestParse_RoutingHint(t *testing.T) {
 	}
 	if got, want := c.Backends[0].Routing, (Routing{HintHeader: "x-session-id", HintValue: "caller"}); got != want {
 		t.Errorf("routing %+v, want %+v", got, want)
+	}
+}
+
+func ptr(n int) *int { return &n }
+
+// TestParse_EagerBelowUnsetIsTwentyZeroIsOff: eager_below unset is the default, 20; 0
+// is kept as 0 (off), at the top level and in a profile, which otherwise takes the top
+// level's; a negative value is refused, located.
+func TestParse_EagerBelowUnsetIsTwentyZeroIsOff(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte(`search: {eager_below: 0}
+profiles:
+  - name: inherits
+  - name: own
+    search: {eager_below: 7}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		got  *int
+		want int
+	}{{"top level", cfg.Search.EagerBelow, 0}, {"profile inherits", cfg.Profiles[0].Search.EagerBelow, 0}, {"profile's own", cfg.Profiles[1].Search.EagerBelow, 7}} {
+		if c.got == nil || *c.got != c.want {
+			t.Errorf("%s: eager_below %v, want %d", c.what, c.got, c.want)
+		}
+	}
+	cfg, err = Parse("g.yaml", []byte(`profiles:
+  - name: unset
+  - name: off
+    search: {eager_below: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		got  *int
+		want int
+	}{{"top level", cfg.Search.EagerBelow, 20}, {"profile unset", cfg.Profiles[0].Search.EagerBelow, 20}, {"profile off", cfg.Profiles[1].Search.EagerBelow, 0}} {
+		if c.got == nil || *c.got != c.want {
+			t.Errorf("%s: eager_below %v, want %d", c.what, c.got, c.want)
+		}
+	}
+	_, err = Parse("g.yaml", []byte("profiles:\n  - name: p\n    search:\n      eager_below: -1\n"))
+	if err == nil || !strings.Contains(err.Error(), "g.yaml:4: profiles[0].search.eager_below") {
+		t.Errorf("a negative eager_below: %v; want it refused at g.yaml:4, naming the key", err)
 	}
 }

@@ -179,8 +179,8 @@ func checkSearch(bad func(key, format string, args ...any) error, key string, s 
 	if s.MaxRounds < 0 {
 		return bad(key+".max_rounds", "must be positive")
 	}
-	if s.EagerBelow < 0 {
-		return bad(key+".eager_below", "must be positive")
+	if s.EagerBelow != nil && *s.EagerBelow < 0 {
+		return bad(key+".eager_below", "must be 0 (off) or more")
 	}
 	if !slices.Contains(ClientToolModes, s.ClientTools) {
 		return bad(key+".client_tools", "unknown mode %q (callable or managed)", s.ClientTools)

@@ -33,8 +33,9 @@ func (c *Config) applyDefaults() {
 	if c.Search.MaxRounds == 0 {
 		c.Search.MaxRounds = DefaultMaxRounds
 	}
-	if c.Search.EagerBelow == 0 {
-		c.Search.EagerBelow = DefaultEagerBelow
+	if c.Search.EagerBelow == nil { // 0 is set: off
+		n := DefaultEagerBelow
+		c.Search.EagerBelow = &n
 	}
 	if c.Search.ClientTools == "" {
 		c.Search.ClientTools = "callable"

@@ -208,7 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SearchMinScore:  cfg.Search.MinScore,
 		Store:           st.threads,
 		Budgets:         st.budgets,
-		EagerBelow:      cfg.Search.EagerBelow,
+		EagerBelow:      eagerBelow(cfg.Search.EagerBelow),
 		Strategy:        gateway.Strategy(cfg.Strategy),
 		ToolMode:        cfg.Search.Mode,
 		MaxRounds:       cfg.Search.MaxRounds,

@@ -201,7 +201,7 @@ func (w *profiles) build(pc config.Profile, servers map[string]*server) (*built,
 	r := &runner{}
 	r.set(pc, servers)
 	gw := &gateway.Profile{Name: pc.Name, Catalog: cat, SearchTopK: pc.Search.TopK, SearchMinScore: pc.Search.MinScore,
-		Strategy: gateway.Strategy(pc.Strategy), EagerBelow: pc.Search.EagerBelow, ToolMode: pc.Search.Mode,
+		Strategy: gateway.Strategy(pc.Strategy), EagerBelow: eagerBelow(pc.Search.EagerBelow), ToolMode: pc.Search.Mode,
 		MaxRounds: pc.Search.MaxRounds, AutoLoad: pc.Search.AutoLoad, Progressive: pc.Search.Progressive, Runner: r,
 		ClientTools: pc.Search.ClientTools, TemplateOrder: pc.Search.CatalogFirst != nil && !*pc.Search.CatalogFirst,
 		Limits: tenant.Limits{RequestsPerMinute: pc.Limits.RequestsPerMinute, TokensPerMinute: pc.Limits.TokensPerMinute,
@@ -210,6 +210,18 @@ func (w *profiles) build(pc config.Profile, servers map[string]*server) (*built,
 		gw.Hybrid = embed(w.ctx, pc.Search.Embeddings, cat.Index(), w.transport, w.getenv, w.log)
 	}
 	return &built{cfg: pc, gw: gw, runner: r}, nil
+}
+
+// eagerBelow is search.eager_below as gateway.Options and Profile take it: unset is their
+// zero (the default, 20), and 0, off, is negative.
+func eagerBelow(n *int) int {
+	switch {
+	case n == nil:
+		return 0
+	case *n == 0:
+		return -1
+	}
+	return *n
 }
 
 func (w *profiles) spec(pc config.Profile) profile.Spec {
