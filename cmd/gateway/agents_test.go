@@ -79,8 +79,20 @@ type agentRig struct {
 // config lines in extra) and the two recording proxies.
 func newAgentRig(t *testing.T, extra string) *agentRig {
 	t.Helper()
+	return newAgentRigForcing(t, extra, nil)
+}
+
+// newAgentRigForcing is newAgentRig whose engine is made to write f's call
+// (agents_tools_test.go); a nil f forces nothing.
+func newAgentRigForcing(t *testing.T, extra string, f *forcedCall) *agentRig {
+	t.Helper()
 	ls := agentEngine(t)
-	proxy, wire := recordingProxy(t, ls.URL)
+	proxy, wire := (*httptest.Server)(nil), (*wireLog)(nil)
+	if f == nil {
+		proxy, wire = recordingProxy(t, ls.URL)
+	} else {
+		proxy, wire = forcingProxy(t, ls.URL, f)
+	}
 	gw, logs := startGateway(t, strings.Replace(`backends:
   - name: llama
     kind: llamacpp
@@ -203,7 +215,13 @@ func claudeEnv(home, base string, extra ...string) []string {
 // arguments, and checks that it ended with a result that is not an error.
 func (g *agentRig) runClaude(t *testing.T, claude, dir string, env []string, extra ...string) {
 	t.Helper()
-	args := append([]string{"-p", "Say hello.", "--output-format", "json", "--model", g.ls.Model, "--disallowedTools", "Bash"}, extra...)
+	g.runClaudeAsking(t, claude, dir, env, "Say hello.", extra...)
+}
+
+// runClaudeAsking is runClaude with prompt instead of "Say hello.".
+func (g *agentRig) runClaudeAsking(t *testing.T, claude, dir string, env []string, prompt string, extra ...string) {
+	t.Helper()
+	args := append([]string{"-p", prompt, "--output-format", "json", "--model", g.ls.Model, "--disallowedTools", "Bash"}, extra...)
 	out := g.runAgent(t, 90*time.Second, dir, env, claude, args...)
 	var res struct {
 		Type    string `json:"type"`
