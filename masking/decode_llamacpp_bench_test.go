@@ -22,7 +22,13 @@ import (
 // grammar-valid call to the last allowed tool, found by walking the grammar byte by byte
 // (shortest choices first), tokenized longest-match. It reports µs/token of grammar
 // work, to set against an unconstrained step (1.45 ms for the tiny model on llama-server
-// here, 691 tokens/s).
+// here, 691 tokens/s), and worst-µs, the slowest token's (the one that opens the name,
+// where the names' alternatives open).
+//
+// Each size runs twice, one after the other in this process: names=tree is the
+// gateway's grammar (the names as a radix tree), names=flat the same grammar with the
+// names as one flat alternation, the form the tree replaced (flatGBNF), decoding the
+// same tokens. Read the two against each other, from the same run.
 //
 // A sample the grammar refuses (a random-weight model, nearly every token) makes
 // llama.cpp run the grammar over the whole vocabulary before it samples again; that
@@ -41,37 +47,52 @@ func BenchmarkGrammarDecode(b *testing.B) {
 	eog := []int32{int32(l.base + tokEOT)}
 	for _, n := range []int{5, 50, 200, 500} {
 		spec := Spec{Format: Hermes(), Allowed: names[:n], Mode: ModeRequired}
-		g, err := GBNF(spec, params)
+		tree, err := GBNF(spec, params)
 		if err != nil {
 			b.Fatal(err)
 		}
-		text := validCall(b, g.Grammar, names[n-1])
+		flat, err := flatGBNF(spec, params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		text := validCall(b, tree.Grammar, names[n-1])
 		toks := l.tokenize(text, nil)
-		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			cand := make([]llamacpp.TokenData, 1)
-			var perToken time.Duration
-			for b.Loop() {
-				gr := llamacpp.NewGrammar(g.Grammar, ids, pieces, eog)
-				if gr == nil {
-					b.Fatal("llama.cpp refused the grammar")
-				}
-				start := time.Now()
-				for _, id := range toks {
-					cand[0] = llamacpp.TokenData{ID: int32(id)}
-					gr.Apply(cand)
-					if math.IsInf(float64(cand[0].Logit), -1) {
-						b.Fatalf("the grammar refused token %d (%q) of its own valid call", id, pieces[id])
+		for _, form := range []struct {
+			name    string
+			grammar string
+		}{{"flat", flat.Grammar}, {"tree", tree.Grammar}} {
+			b.Run(fmt.Sprintf("tools=%d/names=%s", n, form.name), func(b *testing.B) {
+				cand := make([]llamacpp.TokenData, 1)
+				spent := make([]time.Duration, len(toks)) // per token, over the loops
+				for b.Loop() {
+					gr := llamacpp.NewGrammar(form.grammar, ids, pieces, eog)
+					if gr == nil {
+						b.Fatal("llama.cpp refused the grammar")
 					}
-					gr.Accept(int32(id))
+					for i, id := range toks {
+						start := time.Now()
+						cand[0] = llamacpp.TokenData{ID: int32(id)}
+						gr.Apply(cand)
+						if math.IsInf(float64(cand[0].Logit), -1) {
+							b.Fatalf("the grammar refused token %d (%q) of a valid call", id, pieces[id])
+						}
+						gr.Accept(int32(id))
+						spent[i] += time.Since(start)
+					}
+					gr.Free()
 				}
-				perToken += time.Since(start)
-				gr.Free()
-			}
-			b.ReportMetric(float64(perToken.Nanoseconds())/1e3/float64(b.N*len(toks)), "µs/token")
-			b.ReportMetric(float64(len(g.Grammar)), "grammar-bytes")
-			b.ReportMetric(float64(len(toks)), "tokens")
-			b.ReportMetric(0, "ns/op")
-		})
+				var total, worst time.Duration
+				for _, d := range spent {
+					total += d
+					worst = max(worst, d)
+				}
+				b.ReportMetric(float64(total.Nanoseconds())/1e3/float64(b.N*len(toks)), "µs/token")
+				b.ReportMetric(float64(worst.Nanoseconds())/1e3/float64(b.N), "worst-µs")
+				b.ReportMetric(float64(len(form.grammar)), "grammar-bytes")
+				b.ReportMetric(float64(len(toks)), "tokens")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }
 

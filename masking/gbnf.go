@@ -108,6 +108,9 @@ type gbnfRender struct {
 	parts  callParts
 	names  []string
 	blocks []argBlock
+	// flatNames writes the tool rule as one alternative per name, the form before the
+	// radix tree; only BenchmarkGrammarDecode sets it, to measure the two side by side.
+	flatNames bool
 }
 
 func newGBNFRender(spec Spec, params map[string]json.RawMessage) (*gbnfRender, error) {
@@ -203,11 +206,32 @@ func (r *gbnfRender) writeCall(b *strings.Builder, open string) {
 	}
 	// The names as a radix tree, one rule per branching node: entering the tool rule
 	// opens one alternative per distinct first stretch of the names, not one per name.
-	// llama.cpp's grammar keeps a stack per open alternative, and accepting the quote
-	// that opened a flat alternation of 500 names cost 2.2 ms a call
-	// (BenchmarkGrammarDecode); now each character narrows a handful.
+	// llama.cpp's grammar keeps a stack per open alternative, and accepting the token
+	// that opened a flat alternation of 500 names cost 2.4–4.3 ms a call, against
+	// 81–186 µs for the tree (BenchmarkGrammarDecode, names=flat and names=tree); now
+	// each character narrows a handful.
 	b.WriteString("\ntool ::= ")
 	var prefix []byte
+	if r.flatNames {
+		prefix = r.writeFlatNames(b, prefix)
+	} else {
+		prefix = r.writeNameTree(b, prefix)
+	}
+	b.WriteString("\ntool-args ::= ")
+	writeGBNFLiteral(b, parts.mid)
+	b.WriteByte('\n')
+	for i := range r.names {
+		if rules := r.blocks[i].rules; rules != "" {
+			prefix = argPrefix(prefix[:0], i)
+			writeBlock(b, rules, prefix)
+		}
+	}
+	b.WriteString(gbnfJSONRules)
+}
+
+// writeNameTree writes the tool rule's right-hand side and its branch rules: the names
+// as a radix tree, each name paired with its tool's arguments.
+func (r *gbnfRender) writeNameTree(b *strings.Builder, prefix []byte) []byte {
 	root := newNameTrie(r.names)
 	pending := []*nameTrie{root}
 	for k := 0; k < len(pending); k++ {
@@ -248,16 +272,24 @@ func (r *gbnfRender) writeCall(b *strings.Builder, open string) {
 			pending = append(pending, c)
 		}
 	}
-	b.WriteString("\ntool-args ::= ")
-	writeGBNFLiteral(b, parts.mid)
-	b.WriteByte('\n')
-	for i := range r.names {
-		if rules := r.blocks[i].rules; rules != "" {
-			prefix = argPrefix(prefix[:0], i)
-			writeBlock(b, rules, prefix)
+	return prefix
+}
+
+// writeFlatNames writes the tool rule's right-hand side as one alternative per name,
+// each with its tool's arguments: the form the radix tree replaced, kept for
+// BenchmarkGrammarDecode's comparison.
+func (r *gbnfRender) writeFlatNames(b *strings.Builder, prefix []byte) []byte {
+	for i, n := range r.names {
+		if i > 0 {
+			b.WriteString(" |\n  ")
 		}
+		b.WriteByte('"')
+		b.WriteString(n)
+		b.WriteString(`" tool-args `)
+		prefix = argPrefix(prefix[:0], i)
+		writeBlock(b, r.blocks[i].term, prefix)
 	}
-	b.WriteString(gbnfJSONRules)
+	return prefix
 }
 
 // nameTrie is a radix tree of tool names: each edge a label of whole characters, each
