@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,9 +62,13 @@ func TestEmbedded_ShortReplayOnTheTinyModel(t *testing.T) {
 // TestEmbedded_TheREADMEFigures replays the profile scenario of the README's embedded
 // run (results/embedded-tiny: 20 tools, sessions of 10 turns, 4 of one profile, 4
 // output tokens a round) under mask and remove, and holds the figures the README quotes
-// from it: from the second session on, mask computes 760 tokens a session against
-// remove's 2,658, with a 98.7 % hit rate after each session's first turn. Token counts
-// are the engine's own; the margins allow for the run's number in the system prompt.
+// from it exactly, as quoted: from the second session on, mask computes 760 tokens a
+// session against remove's 2,658 (the mean of sessions 2–4, to the token), with 98.7 %
+// cached after each session's first turn. Token counts are the engine's own, and nothing
+// in them varies: the prompts are the script's (the engine's output is replaced by the
+// scripted reply), the engine decodes greedily on one thread over a seeded model, and
+// the sessions run one after another, so every run reuses the same prefixes (two runs
+// gave the same counts).
 func TestEmbedded_TheREADMEFigures(t *testing.T) {
 	c := Config{Target: TargetEmbedded, Threads: enginetest.Threads, Seed: 1, Catalogs: []int{20}, Scenarios: []string{ScenarioProfile},
 		Strategies: []string{string(gateway.StrategyMask), string(gateway.StrategyRemove)}, Sessions: 4, Turns: 10, Gen: 4}.withDefaults()
@@ -82,14 +87,14 @@ func TestEmbedded_TheREADMEFigures(t *testing.T) {
 		runs[r.Strategy] = r
 	}
 	mask, remove := runs[string(gateway.StrategyMask)], runs[string(gateway.StrategyRemove)]
-	if math.Abs(mask.ComputedLater-760) > 0.05*760 || math.Abs(remove.ComputedLater-2658) > 0.05*2658 {
-		t.Errorf("from the second session on, mask computed %.0f tokens a session and remove %.0f; the README quotes 760 and 2,658 (±5%%)", mask.ComputedLater, remove.ComputedLater)
+	if math.Round(mask.ComputedLater) != 760 || math.Round(remove.ComputedLater) != 2658 {
+		t.Errorf("from the second session on, mask computed %.1f tokens a session and remove %.1f; the README quotes 760 and 2,658", mask.ComputedLater, remove.ComputedLater)
 	}
-	if h := mask.HitRateAfterFirst; !(h >= 0.98) {
-		t.Errorf("mask cached %.2f%% after each session's first turn; the README quotes 98.7%%", 100*h)
+	if h := fmt.Sprintf("%.1f", 100*mask.HitRateAfterFirst); h != "98.7" {
+		t.Errorf("mask cached %s%% after each session's first turn; the README quotes 98.7%%", h)
 	}
 	if mask.DisabledMetric != 0 {
 		t.Errorf("%d disabled calls under mask from a script that never strays where the allowed set refuses", mask.DisabledMetric)
 	}
-	t.Logf("mask %.0f, remove %.0f computed tokens a session from the second on; mask cached %.2f%% after turn 0", mask.ComputedLater, remove.ComputedLater, 100*mask.HitRateAfterFirst)
+	t.Logf("mask %.3f, remove %.3f computed tokens a session from the second on; mask cached %.4f%% after turn 0", mask.ComputedLater, remove.ComputedLater, 100*mask.HitRateAfterFirst)
 }
