@@ -132,8 +132,17 @@ func TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
 		if sum.hashes != 1 {
 			t.Errorf("%d distinct prompts over %d loaded sets; mask must keep one", sum.hashes, (maskSeeds+seedsPerSet-1)/seedsPerSet)
 		}
-		// README: 99.94 % of prompt tokens cached after the first request.
-		if rate := float64(sum.cached) / float64(sum.prompts); !(rate >= 0.995) {
+		// docs/benchmarks.md: of 30 forced calls, 30 named a loaded tool, none was cut off,
+		// and 50,489 of 50,518 prompt tokens (99.94 %) were cached after the first
+		// request. Held exactly for the test's own 30 seeds: each seed samples on one
+		// thread over the seeded model and the prompts are the test's, so every run
+		// counts the same. Another seed count (MASKGATE_MASK_SEEDS) is held to the floors.
+		if maskSeeds == seedRun {
+			if sum.allowed != 30 || sum.truncated != 0 || sum.cached != 50489 || sum.prompts != 50518 {
+				t.Errorf("%d calls: %d allowed, %d cut off; cached %d of %d prompt tokens after the first request; the docs quote 30 allowed, none cut off, 50,489 of 50,518",
+					sum.calls(), sum.allowed, sum.truncated, sum.cached, sum.prompts)
+			}
+		} else if rate := float64(sum.cached) / float64(sum.prompts); !(rate >= 0.995) {
 			t.Errorf("cached %d of %d prompt tokens after the first request (%.4f), want ≥ 0.995", sum.cached, sum.prompts, rate)
 		}
 		if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
@@ -192,9 +201,16 @@ func TestMaskEngine_SeedsCallOnlyLoadedToolsOnAByteStablePrompt(t *testing.T) {
 				}
 			}
 		}
-		// README: unconstrained, the same prompts strayed. A random model over 27 names
+		// docs/benchmarks.md: unconstrained, the same prompts called a tool outside the
+		// seed's loaded set 19 times in 20, naming four different tools; held exactly
+		// for the test's own 30 seeds, as above. Otherwise: a random model over 27 names
 		// picks one of the 1–3 loaded ones rarely; 5 calls is a floor far below that.
-		if sum.disabled < 5 || len(strays) < 3 {
+		if maskSeeds == seedRun {
+			if sum.calls() != 20 || sum.disabled != 19 || len(strays) != 4 {
+				t.Errorf("unconstrained, %d of %d calls left the loaded set (%d distinct names: %v); the docs quote 19 of 20, four names",
+					sum.disabled, sum.calls(), len(strays), strays)
+			}
+		} else if sum.disabled < 5 || len(strays) < 3 {
 			t.Errorf("unconstrained, %d of %d calls left the loaded set (%d distinct names: %v); want ≥ 5 calls and ≥ 3 names, or the mask run proves nothing",
 				sum.disabled, sum.calls(), len(strays), strays)
 		}
