@@ -96,10 +96,14 @@ func TestE2E_SeedsOnRealOllama(t *testing.T) {
 			prompt += reused[i].Prompt
 		}
 	}
-	// README: 99.9 % of the prompt tokens came from Ollama's cache after the first
-	// request.
-	if rate := float64(used) / float64(prompt); !(rate >= 0.995) {
-		t.Errorf("Ollama reused %d of %d prompt tokens after the first request (%.4f), want ≥ 0.995", used, prompt, rate)
+	// docs/benchmarks.md: 30 of 30 calls named a loaded tool, none cut off, and
+	// Ollama's runner reused 39,759 of 39,788 prompt tokens (99.93 %) after the first
+	// request. Held exactly: Ollama decodes on one thread (enginetest.Threads) with
+	// each seed's sampling over the seeded model, and the prompts are the test's, so
+	// every run counts the same.
+	if sum.allowed != seeds || sum.truncated != 0 || used != 39759 || prompt != 39788 {
+		t.Errorf("%d allowed, %d cut off; Ollama reused %d of %d prompt tokens after the first request; the docs quote %d allowed, none cut off, 39,759 of 39,788",
+			sum.allowed, sum.truncated, used, prompt, seeds)
 	}
 	if n := counter(t, reg, "maskgate_disabled_tool_calls_total", nil); n != 0 {
 		t.Errorf("%v disabled calls", n)
