@@ -470,8 +470,14 @@ func TestLlamaServerE2E(t *testing.T) {
 			t.Errorf("only %d of %d forced calls completed within max_tokens: the arguments' grammar should end most", counts.allowed, len(sets)*perSet)
 		}
 		rate := float64(cached) / float64(total)
-		if rate < 0.95 {
-			t.Errorf("cached %d of %d prompt tokens after the first request (%.3f), want ≥ 0.95", cached, total, rate)
+		// docs/benchmarks.md: every call named a loaded tool, every prompt shared its
+		// first 2,219 tokens, and 99.4 % of prompt tokens were cached after the first
+		// request. Held exactly, as quoted: llama-server decodes on one thread with
+		// seeded sampling over the seeded model, the prompts are the test's, and two
+		// runs counted the same.
+		if counts.allowed != len(sets)*perSet || len(shared) != 2219 || fmt.Sprintf("%.1f", 100*rate) != "99.4" {
+			t.Errorf("%d of %d calls whole to a loaded tool, prompts sharing %d tokens, %d of %d prompt tokens cached after the first request (%.2f%%); the docs quote all, 2,219 and 99.4 %%",
+				counts.allowed, len(sets)*perSet, len(shared), cached, total, 100*rate)
 		}
 		t.Logf("%d forced calls over %d loaded sets: %d whole calls to a loaded tool with valid arguments, %d to a loaded tool cut by max_tokens in the arguments, %d disabled, %d not one call; every prompt shares %d tokens (catalog %d); %.1f%% of prompt tokens cached after the first",
 			len(sets)*perSet, len(sets), counts.allowed, counts.cut, counts.disabled, counts.noCall, len(shared), catalogTokens, 100*rate)
