@@ -48,6 +48,9 @@ func (rd *round) message() (json.RawMessage, []oai.ToolCall) {
 		Content   *string        `json:"content"`
 		ToolCalls []oai.ToolCall `json:"tool_calls,omitempty"`
 	}{Role: "assistant", ToolCalls: calls}
+	if rd.finish == oai.FinishLength {
+		m.ToolCalls = closedArguments(calls) // the history's copy: see closedArguments
+	}
 	if rd.content.Len() > 0 {
 		text := rd.content.String()
 		m.Content = &text
