@@ -11,15 +11,24 @@ import (
 	"github.com/maskgate/maskgate/kvcache"
 )
 
-// TestLlamaServer_AutoFollowsTheEnginesMeasuredCosts replays one profile's sessions on a
-// real llama-server (the tiny random-weight model, built from llama.cpp's source) under
-// mask, remove and auto. Mask and remove are the test's ground truth: their engine
-// seconds per session, timed at the backend call by the replay's own clock. Auto's cost
-// model must have replaced the H200 defaults with costs fitted to this engine's own
-// timings, and from the first session it decides on measurements (the third: the
-// second starts before the first is whole) it must serve the strategy the ground truth
-// says is cheaper, unless the two are within the model's 10 % margin.
-func TestLlamaServer_AutoFollowsTheEnginesMeasuredCosts(t *testing.T) {
+// TestLlamaServer_AutoFitsTheEnginesCosts replays one profile's sessions on a real
+// llama-server (the tiny random-weight model, built from llama.cpp's source) under mask,
+// remove and auto. Mask and remove are the test's ground truth: their engine seconds per
+// session, timed at the backend call by the replay's own clock. Auto's cost model must
+// have replaced the H200 defaults with costs fitted to this engine's own timings, and
+// where its fitted estimates differ by more than its 10 % margin they must rank the two
+// strategies as the engine's seconds did.
+//
+// What it cannot tell: whether auto's choice follows the fit. On this workload the H200
+// defaults choose remove as well (the test logs their choice), so the strategy auto
+// serves would be the same with the fit ignored; the served strategy is checked against
+// the ground truth all the same, which catches an auto that serves the dearer one. A
+// workload where the two disagree was tried (20 tools, configured costs that favour
+// mask): auto kept mask for all three sessions though remove cost 77 % less (4.4 s
+// against 19.6 s a session on a loaded machine), its fit seeing only the strategy it
+// served and its hysteresis needing three decisions in a row, at 1,465 s a run. So the
+// claim that auto follows the engine's costs is not made; docs/strategies.md says so.
+func TestLlamaServer_AutoFitsTheEnginesCosts(t *testing.T) {
 	// Two threads, not enginetest.Threads: on one, the prefill timings of this workload's
 	// short prompts left the fit without a per-token term in 2 of 5 runs on a loaded
 	// machine (auto then keeps its configured costs, and the test fails).

@@ -104,8 +104,8 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 			}
 			// "Auto serves remove here". Whether that is the cheapest choice is not asked:
 			// the replay's engine seconds come from the cost model auto decides with, so
-			// the answer would be auto grading itself. TestLlamaServer_AutoFollowsTheEnginesMeasuredCosts
-			// grades it against llama-server's own timings.
+			// the answer would be auto grading itself. TestLlamaServer_AutoFitsTheEnginesCosts
+			// fits its costs to llama-server's own timings.
 			if auto := get(n, sc, string(gateway.StrategyAuto)); auto.Served != string(gateway.StrategyRemove) {
 				t.Errorf("%d tools, %s: auto served %s; the README says remove", n, sc, auto.Served)
 			}
