@@ -303,21 +303,33 @@ func TestTrace_OffWithoutAProvider(t *testing.T) {
 	}
 }
 
-// mcpRunner runs every tool of one MCP server, as cmd/gateway's runner does for a server
+// mcpRunner runs every tool of its MCP servers, as cmd/gateway's runner does for servers
 // with execute: gateway.
-type mcpRunner struct{ srv *mcp.Server }
+type mcpRunner []*mcp.Server
 
-func (m mcpRunner) Runs(tool string) bool {
-	return slices.ContainsFunc(m.srv.Tools(), func(t toolsearch.Tool) bool { return t.Name == tool })
+func (m mcpRunner) owner(tool string) *mcp.Server {
+	for _, srv := range m {
+		if slices.ContainsFunc(srv.Tools(), func(t toolsearch.Tool) bool { return t.Name == tool }) {
+			return srv
+		}
+	}
+	return nil
 }
 
+func (m mcpRunner) Runs(tool string) bool { return m.owner(tool) != nil }
+
 func (m mcpRunner) Run(ctx context.Context, tool string, args json.RawMessage, bearer string) (string, bool) {
-	r := m.srv.Call(ctx, tool, args, bearer)
+	r := m.owner(tool).Call(ctx, tool, args, bearer)
 	return r.Text, r.IsError
 }
 
-// mcpTimeout bounds each call to the test's MCP server; its sleep tool outlasts it.
-const mcpTimeout = 3 * time.Second
+// The test's two MCP servers' timeouts: calls that must be answered get 30 s, far beyond
+// a loopback call on a loaded machine; the sleep, on a server of its own, must outlast
+// slowTimeout, which is short so that the test does not wait long for it to fire.
+const (
+	mcpTimeout  = 30 * time.Second
+	slowTimeout = 3 * time.Second
+)
 
 // TestTrace_ToolRunsHaveTheirOwnSpans: a request whose model searches, loads three MCP
 // tools and calls each (one answers, one fails, one outlasts the server's timeout) has,
@@ -325,36 +337,45 @@ const mcpTimeout = 3 * time.Second
 // meta-tools included: named and attributed as the GenAI conventions say, an error
 // status on the failure and on the timeout, and neither arguments nor results.
 func TestTrace_ToolRunsHaveTheirOwnSpans(t *testing.T) {
-	srv, err := mcp.Open(mcp.Config{Name: "mcp", URL: mcptest.HTTP(t).URL, Timeout: mcpTimeout})
-	if err != nil {
-		t.Fatal(err)
+	url := mcptest.HTTP(t).URL
+	var servers mcpRunner
+	for _, c := range []mcp.Config{{Name: "mcp", URL: url, Timeout: mcpTimeout}, {Name: "slow", URL: url, Timeout: slowTimeout}} {
+		srv, err := mcp.Open(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		if err := srv.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, srv)
 	}
-	t.Cleanup(func() { srv.Close() })
-	if err := srv.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// 16 tools of the profile's own and the server's 9: a catalog the gateway manages.
+	// 16 tools of the profile's own and each server's 9: a catalog the gateway manages.
 	var filler []toolsearch.Tool
 	for i := range 16 {
 		filler = append(filler, toolsearch.Tool{Name: fmt.Sprintf("misc_tool_%02d", i), Description: "Does its job.", Parameters: json.RawMessage(`{"type":"object"}`)})
 	}
-	cat, err := profile.New(profile.Spec{}, []profile.Source{{Kind: "inline", Name: "inline", Tools: filler}, {Kind: "mcp", Name: "mcp", Tools: srv.Tools()}})
+	sources := []profile.Source{{Kind: "inline", Name: "inline", Tools: filler}}
+	for _, srv := range servers {
+		sources = append(sources, profile.Source{Kind: "mcp", Name: srv.Name(), Tools: srv.Tools()})
+	}
+	cat, err := profile.New(profile.Spec{}, sources)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := newFakeEngine(t,
 		fakeReply{call: "search_tools", args: `{"query":"echo SECRET-ARGS"}`},
-		fakeReply{call: "load_tool", args: `{"toolNames":["mcp_echo","mcp_fail","mcp_sleep"]}`},
+		fakeReply{call: "load_tool", args: `{"toolNames":["mcp_echo","mcp_fail","slow_sleep"]}`},
 		fakeReply{call: "mcp_echo", args: `{"text":"SECRET-RESULT"}`},
 		fakeReply{call: "mcp_fail", args: `{}`},
-		fakeReply{call: "mcp_sleep", args: `{"ms":600000}`},
+		fakeReply{call: "slow_sleep", args: `{"ms":600000}`},
 		fakeReply{text: "all done"})
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { tp.Shutdown(t.Context()) })
 	g := newOpsGateway(t, e, func(o *gateway.Options, _ *openaicompat.Options) {
 		o.TracerProvider = tp
-		o.Profiles = []*gateway.Profile{{Name: gateway.DefaultProfile, Catalog: cat, Strategy: gateway.StrategyRemove, MaxRounds: 8, Runner: mcpRunner{srv}}}
+		o.Profiles = []*gateway.Profile{{Name: gateway.DefaultProfile, Catalog: cat, Strategy: gateway.StrategyRemove, MaxRounds: 8, Runner: servers}}
 	})
 	if code, out := g.chat(t, opsChat("m1", false, "echo something"), "t1"); code != 200 || !strings.Contains(string(out), "all done") {
 		t.Fatalf("%d %s", code, out)
@@ -365,7 +386,7 @@ func TestTrace_ToolRunsHaveTheirOwnSpans(t *testing.T) {
 		tool, typ, errType string
 	}{
 		{"search_tools", "datastore", ""}, {"load_tool", "datastore", ""},
-		{"mcp_echo", "extension", ""}, {"mcp_fail", "extension", "tool_error"}, {"mcp_sleep", "extension", "tool_error"},
+		{"mcp_echo", "extension", ""}, {"mcp_fail", "extension", "tool_error"}, {"slow_sleep", "extension", "tool_error"},
 	}
 	for i, r := range rounds {
 		got := toolSpans(spans, r)
@@ -400,7 +421,7 @@ func TestTrace_ToolRunsHaveTheirOwnSpans(t *testing.T) {
 	e.mu.Lock()
 	last := e.prompts[len(e.prompts)-1]
 	e.mu.Unlock()
-	if !strings.Contains(last, "timed out after "+mcpTimeout.String()) {
+	if !strings.Contains(last, "timed out after "+slowTimeout.String()) {
 		t.Errorf("the last prompt does not report the timeout: …%s", last[max(0, len(last)-400):])
 	}
 	for _, s := range spans {
