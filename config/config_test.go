@@ -405,3 +405,17 @@ profiles:
 		t.Errorf("a negative eager_below: %v; want it refused at g.yaml:4, naming the key", err)
 	}
 }
+
+func TestParse_RedisTimeouts(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("state:\n  redis: {url: 'redis://127.0.0.1:6379/0', dial_timeout: 2s, read_timeout: 30s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.State.Redis; time.Duration(r.DialTimeout) != 2*time.Second || time.Duration(r.ReadTimeout) != 30*time.Second {
+		t.Errorf("dial_timeout %v, read_timeout %v; want 2s and 30s", time.Duration(r.DialTimeout), time.Duration(r.ReadTimeout))
+	}
+	_, err = Parse("g.yaml", []byte("state:\n  redis:\n    read_timeout: 30s\n"))
+	if want := "g.yaml:2: state.redis: set state.redis.url too"; err == nil || err.Error() != want {
+		t.Errorf("a timeout without a url: %v, want %q", err, want)
+	}
+}

@@ -25,6 +25,11 @@ type Redis struct {
 	PasswordEnv string `yaml:"password_env"`
 	// Prefix starts every key the gateway writes. Default "maskgate:".
 	Prefix string `yaml:"prefix"`
+	// DialTimeout bounds each new connection (default 500ms); ReadTimeout each reply and
+	// the writing of each command (default 1s). A call past either fails, and what needs
+	// the state answers 503 state_unavailable.
+	DialTimeout Duration `yaml:"dial_timeout"`
+	ReadTimeout Duration `yaml:"read_timeout"`
 }
 
 func (c *Config) validateState(file string) error {
@@ -43,7 +48,13 @@ func (c *Config) validateState(file string) error {
 		if _, has := pu.User.Password(); has {
 			return bad("state.redis.url", "holds a password: put it in an environment variable and name it in state.redis.password_env")
 		}
-	} else if s.Redis.PasswordEnv != "" || s.Redis.Prefix != "" {
+		if s.Redis.DialTimeout < 0 {
+			return bad("state.redis.dial_timeout", "must be positive (or left out: 500ms)")
+		}
+		if s.Redis.ReadTimeout < 0 {
+			return bad("state.redis.read_timeout", "must be positive (or left out: 1s)")
+		}
+	} else if s.Redis.PasswordEnv != "" || s.Redis.Prefix != "" || s.Redis.DialTimeout != 0 || s.Redis.ReadTimeout != 0 {
 		return bad("state.redis", "set state.redis.url too")
 	}
 	return nil

@@ -173,7 +173,7 @@ func TestShared_TwoGatewaysOneThreadOverRedis(t *testing.T) {
 	catalog := filepath.Join(dir, "catalog.json")
 	os.WriteFile(catalog, e2eCatalog(), 0o644)
 	cfg := filepath.Join(dir, "gw.yaml")
-	os.WriteFile(cfg, []byte(sharedConfig(ls.URL, catalog, "state:\n  redis: {url: '"+rs.URL+"', prefix: 'test:'}\n")), 0o644)
+	os.WriteFile(cfg, []byte(sharedConfig(ls.URL, catalog, "state:\n  redis: {url: '"+rs.URL+"', prefix: 'test:', dial_timeout: 30s, read_timeout: 30s}\n")), 0o644)
 	a := startGatewayProc(t, cfg, salt)
 	b := startGatewayProc(t, cfg, salt)
 
@@ -266,7 +266,7 @@ keys:
   - {name: free, key_env: FREE_KEY}
 thread_salt_env: MASKGATE_TEST_SALT
 state:
-  redis: {url: '%s'}
+  redis: {url: '%s', dial_timeout: 30s, read_timeout: 30s}
 `, ups[0], ups[1], rs.URL)), 0o644)
 	env := []string{salt, "TEAM_KEY=team-key-0123456789abcdef", "FREE_KEY=free-key-0123456789abcdef"}
 	a := startGatewayProc(t, cfg, env...)

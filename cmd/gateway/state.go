@@ -65,7 +65,8 @@ func openState(ctx context.Context, cfg *config.Config, getenv func(string) stri
 			prefix = "maskgate:"
 		}
 		// One client, one pool, for threads, stored responses and limits alike.
-		rdb, err := redisconn.New(redisconn.Options{URL: st.Redis.URL, Password: password})
+		rdb, err := redisconn.New(redisconn.Options{URL: st.Redis.URL, Password: password,
+			DialTimeout: time.Duration(st.Redis.DialTimeout), ReadTimeout: time.Duration(st.Redis.ReadTimeout)})
 		if err != nil {
 			return nil, fmt.Errorf("state.redis: %w", err)
 		}
