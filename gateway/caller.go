@@ -35,7 +35,7 @@ const DefaultQueueTimeout = access.DefaultQueueTimeout
 // newAccess is the edge of s's /v1/ requests: its keys, budgets and metrics, a gate per
 // upstream that caps its requests in flight, and refusals in the client's envelope.
 func newAccess(s *Server) *access.Guard {
-	g := &access.Guard{Keys: s.opt.Keys, Budgets: s.budgets, Gates: map[string]*tenant.Gate{}, Log: s.log,
+	g := &access.Guard{Keys: s.opt.Keys, AnyHost: s.opt.AnyHost, Budgets: s.budgets, Gates: map[string]*tenant.Gate{}, Log: s.log,
 		Metrics: access.Metrics{Rejected: s.metrics.rejected, KeyTokens: s.metrics.keyTokens, InFlight: s.metrics.inFlight, Queued: s.metrics.queued},
 		Refuse:  func(w http.ResponseWriter, r *http.Request, err error) { writeErrorAs(w, s.log, err, envelopeFor(r)) }}
 	for _, u := range s.opt.Upstreams {

@@ -111,7 +111,7 @@ func TestFault_AnnouncedBodiesCostWhatArrives(t *testing.T) {
 				t.Fatal(err)
 			}
 			open = append(open, c)
-			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", announced)
+			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", announced)
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for reads.Load() < conns && time.Now().Before(deadline) {
@@ -200,7 +200,7 @@ func TestFault_SlowBodyIsCut(t *testing.T) {
 	}
 	defer c.Close()
 	start := time.Now()
-	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
 	done := make(chan struct{})
 	go func() { // a byte every 50 ms, until the gateway hangs up
 		defer close(done)

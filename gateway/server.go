@@ -114,8 +114,12 @@ type Options struct {
 	// admin API is off.
 	AdminKey string
 	// Keys are the client keys /v1/ requires (401 without one). If nil, every client is
-	// one anonymous identity: the caller must then serve on loopback only, or mean it.
+	// one anonymous identity: the caller must then serve on loopback only, or mean it,
+	// and /v1/ refuses what a web page would send (access.Guard.Keys says what).
 	Keys *tenant.Keyring
+	// AnyHost, without Keys, accepts requests to any Host name, not only loopback ones:
+	// the operator serves without keys beyond loopback on purpose (auth: none).
+	AnyHost bool
 	// ThreadSecret salts thread ids (X-Maskgate-Thread) and cache salts. If nil, 32
 	// random bytes, so ids hold for this process only.
 	ThreadSecret []byte

@@ -150,7 +150,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 	t.Run("keep-alive connection closed when idle", func(t *testing.T) {
 		g := startRun(t, limited(t, "keepalive_timeout"), up)
 		c := dial(t, g.addr)
-		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		r := bufio.NewReader(c)
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil || resp.StatusCode != 200 {
@@ -175,7 +175,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 	t.Run("slow headers are cut", func(t *testing.T) {
 		g := startRun(t, limited(t, "read_header_timeout"), up)
 		c := dial(t, g.addr)
-		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n") // and never the blank line
+		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n") // and never the blank line
 		t.Logf("half-sent headers cut after %v (read_header_timeout %v)", waitClosed(t, c, bufio.NewReader(c), shortLimit).Round(time.Millisecond), shortLimit)
 	})
 	t.Run("slow body is cut with 408", func(t *testing.T) {
@@ -184,7 +184,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 		// about 1.3 s.
 		g := startRun(t, limited(t, "body_timeout"), up)
 		c := dial(t, g.addr)
-		fmt.Fprint(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+		fmt.Fprint(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
@@ -217,7 +217,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 		var held []net.Conn
 		for range 2 {
 			c := dial(t, g.addr)
-			fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+			fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("healthz: %v %v", resp, err)
@@ -226,7 +226,7 @@ func TestFault_ServerLimitsHold(t *testing.T) {
 			held = append(held, c)
 		}
 		third := dial(t, g.addr) // the kernel accepts it; the gateway does not yet
-		fmt.Fprint(third, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+		fmt.Fprint(third, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		r := bufio.NewReader(third)
 		// This deadline must fire (nothing may be served while two are open); a slow
 		// gateway makes the check weaker, never fail.

@@ -224,6 +224,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		TracerProvider:  traces.Provider(),
 
 		Keys:               keys,
+		AnyHost:            cfg.Auth == config.AuthNone,
 		ThreadSecret:       threadSecret,
 		FingerprintThreads: cfg.Search.FingerprintThreads,
 

@@ -20,8 +20,13 @@ const Anonymous = "anonymous"
 // per-backend admission gate.
 type Guard struct {
 	// Keys are the client keys requests must present (401 without one). If nil, every
-	// request is the anonymous caller.
+	// request is the anonymous caller, and what a web page would send is refused
+	// (browser.go): a Host that is not a loopback name (unless AnyHost), a cross-site
+	// Origin or Sec-Fetch-Site, a POST body that is not JSON.
 	Keys *tenant.Keyring
+	// AnyHost, without Keys, accepts any Host: the operator serves without keys beyond
+	// loopback on purpose (auth: none). The other browser checks still hold.
+	AnyHost bool
 	// Budgets enforces each key's limits. If nil, nothing is limited.
 	Budgets tenant.Budgets
 	// Gates are the backends' admission gates, by upstream name. A backend without one
@@ -71,10 +76,11 @@ func Label(k *tenant.Key) string {
 // Authenticate admits requests that present a configured key, as
 // "Authorization: Bearer KEY" (OpenAI clients) or "x-api-key: KEY" (Anthropic
 // clients), and answers others 401. Without keys every request is the anonymous caller
-// (the process refuses to listen beyond loopback then, unless told auth: none).
+// (the process refuses to listen beyond loopback then, unless told auth: none), and a
+// request a web page would send is refused with 403 (keylessBrowser).
 func (g *Guard) Authenticate(h http.HandlerFunc) http.HandlerFunc {
 	if g.Keys == nil {
-		return h
+		return g.keylessBrowser(h)
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		presented, problem := PresentedKey(r.Header)
