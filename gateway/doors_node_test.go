@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/nodetest"
 )
 
@@ -216,6 +217,29 @@ func TestDoors_Node_Messages(t *testing.T) {
 			t.Errorf("exit %d, %v: the SDK must read a 404 in Anthropic's envelope", code, out)
 		}
 	})
+}
+
+// TestDoors_Node_Models: the Anthropic SDK's models.list() (paged, both directions) and
+// models.retrieve(), and the openai SDK's, read the gateway's models in their own shapes,
+// and an unknown id is each SDK's 404.
+func TestDoors_Node_Models(t *testing.T) {
+	node := nodetest.Node(t, nodeDir)
+	gw := scriptedGateway(t, &scripted{}, func(o *gateway.Options) { o.Upstreams[0].Models = []string{"m1", "m2", "m3"} })
+	code, out := runDoors(t, node, gw.URL, "models")
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, out)
+	}
+	got, _ := json.Marshal(out)
+	want := `{"back":{"first_id":"m2","has_more":true,"ids":["m2"],"last_id":"m2"},` +
+		`"ids":["m1","m2","m3"],` +
+		`"missing":{"code":null,"status":404,"type":"not_found_error"},` +
+		`"one":{"created_at":"1970-01-01T00:00:00Z","display_name":"m1","id":"m1","type":"model"},` +
+		`"openai_ids":["m1","m2","m3"],` +
+		`"openai_missing":{"code":"model_not_found","status":404,"type":"invalid_request_error"},` +
+		`"openai_one":{"created":0,"id":"m1","object":"model","owned_by":"up"}}`
+	if string(got) != want {
+		t.Errorf("what the SDKs read\n got %s\nwant %s", got, want)
+	}
 }
 
 func toStrings(v any) []string {

@@ -129,9 +129,13 @@ func gone(ctx context.Context) error {
 }
 
 // envelopeFor is the error envelope the client of r reads: Anthropic's on the Messages
-// door, OpenAI's elsewhere.
+// door and on /v1/models for a caller that sends anthropic-version (the two APIs share
+// that path), OpenAI's elsewhere.
 func envelopeFor(r *http.Request) func(*apiError) []byte {
 	if r.URL.Path == "/v1/messages" || strings.HasPrefix(r.URL.Path, "/v1/messages/") {
+		return anthropicEnvelope
+	}
+	if (r.URL.Path == "/v1/models" || strings.HasPrefix(r.URL.Path, "/v1/models/")) && anthropicCaller(r) {
 		return anthropicEnvelope
 	}
 	return envelope

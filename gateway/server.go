@@ -276,6 +276,7 @@ func New(o Options) *Server {
 	s.handle("/v1/responses/input_tokens", http.MethodPost, s.access.Authenticate(d.responses.inputTokens))
 	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(d.responses.byID))
 	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(d.models.ServeHTTP))
+	s.handle("/v1/models/", http.MethodGet, s.access.Authenticate(d.models.retrieve))
 	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(listTools(s.planner, s.log)))
 	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(searchTools(s.planner, s.log)))
 	s.handle("/healthz", http.MethodGet, s.healthz)

@@ -202,6 +202,34 @@ const scenarios = {
     const c = await anthropic.messages.countTokens({ model, tools: [anthropicWeather], messages: [{ role: 'user', content: 'weather in Paris?' }] });
     return { input_tokens: c.input_tokens };
   },
+  // models.list() paged two at a time (the SDK follows has_more with after_id), a page
+  // read backwards with before_id, models.retrieve() on both SDKs, and an unknown id on both.
+  async 'models'() {
+    const ids = [];
+    for await (const m of anthropic.models.list({ limit: 2 })) ids.push(m.id);
+    const back = await anthropic.models.list({ limit: 1, before_id: ids[ids.length - 1] });
+    const one = await anthropic.models.retrieve(model);
+    const openaiIds = [];
+    for await (const m of openai.models.list()) openaiIds.push(m.id);
+    const o = await openai.models.retrieve(model);
+    const missing = async (f) => {
+      try {
+        await f();
+        return null;
+      } catch (e) {
+        return { status: e.status ?? null, type: e.error?.error?.type ?? e.type ?? null, code: e.code ?? null };
+      }
+    };
+    return {
+      ids,
+      back: { ids: back.data.map((m) => m.id), has_more: back.has_more, first_id: back.first_id, last_id: back.last_id },
+      one: { type: one.type, id: one.id, display_name: one.display_name, created_at: one.created_at },
+      openai_ids: openaiIds,
+      openai_one: { object: o.object, id: o.id, owned_by: o.owned_by, created: o.created },
+      missing: await missing(() => anthropic.models.retrieve('no-such-model')),
+      openai_missing: await missing(() => openai.models.retrieve('no-such-model')),
+    };
+  },
   async 'messages-error'() {
     await anthropic.messages.create({ model: 'no-such-model', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
     return { unexpected: 'no error' };
