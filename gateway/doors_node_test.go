@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,59 @@ func TestDoors_Node_Responses(t *testing.T) {
 		}
 		if out["fetched_id"] == nil || out["deleted"] == nil {
 			t.Errorf("retrieve/delete %v", out)
+		}
+	})
+
+	t.Run("empty turn", func(t *testing.T) {
+		// The engine answers nothing and tells no usage: the SDK still finds one
+		// assistant message, its text "" (the OpenAI Agents SDK's final output), and a
+		// usage of zeros, whole, streamed and on the socket. A socket's warm-up
+		// (generate: false) stays without output.
+		empty := `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}`
+		sc := &scripted{replies: []string{empty, empty, empty}}
+		gw := doorGateway(t, sc)
+		code, out := runDoors(t, node, gw.URL, "responses-empty")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, out)
+		}
+		for _, mode := range []string{"whole", "streamed", "socket"} {
+			r, _ := out[mode].(map[string]any)
+			b, _ := json.Marshal(r)
+			output, _ := r["output"].([]any)
+			if r["status"] != "completed" || r["output_text"] != "" || len(output) != 1 {
+				t.Errorf("%s: %s", mode, b)
+				continue
+			}
+			// The item as the SDK parsed it (its keys sorted here), the id apart; the
+			// stream helper adds a "parsed" of null to each output_text part.
+			item, _ := output[0].(map[string]any)
+			id, _ := item["id"].(string)
+			delete(item, "id")
+			if mode == "streamed" {
+				for _, p := range item["content"].([]any) {
+					if part := p.(map[string]any); part["parsed"] == nil {
+						delete(part, "parsed")
+					}
+				}
+			}
+			msg, _ := json.Marshal(item)
+			if !regexp.MustCompile(`^msg_[0-9a-f]{48}$`).MatchString(id) ||
+				string(msg) != `{"content":[{"annotations":[],"logprobs":[],"text":"","type":"output_text"}],"role":"assistant","status":"completed","type":"message"}` {
+				t.Errorf("%s: item %q %s", mode, id, msg)
+			}
+			if u, _ := json.Marshal(r["usage"]); string(u) != `{"cached_tokens":0,"input_tokens":0,"output_tokens":0,"total_tokens":0}` {
+				t.Errorf("%s: usage %s", mode, u)
+			}
+		}
+		if got, want := strings.Join(toStrings(out["types"]), " "), "response.created response.in_progress response.output_item.added response.content_part.added "+
+			"response.output_text.done response.content_part.done response.output_item.done response.completed"; got != want {
+			t.Errorf("events %s\nwant   %s", got, want)
+		}
+		if w, _ := json.Marshal(out["warm_up"]); string(w) != `{"output":[],"type":"response.completed","usage":{"cached_tokens":0,"input_tokens":0,"output_tokens":0,"total_tokens":0}}` {
+			t.Errorf("warm-up %s", w)
+		}
+		if len(sc.bodies) != 3 {
+			t.Errorf("%d upstream calls, want 3 (the warm-up calls none)", len(sc.bodies))
 		}
 	})
 

@@ -341,6 +341,7 @@ func (a *responsesAPI) warmUp(w *socketWriter, r *http.Request, body []byte, ses
 	now := a.host.now
 	x := &exchange{start: now(), now: now, stream: true}
 	sk := d.sink(w, x, q)
+	d.out.WarmUp = true
 	if sk.Begin(door.Head{Model: q.env.Model, Created: now().Unix()}) != nil || sk.End(oai.FinishStop, nil) != nil {
 		return
 	}

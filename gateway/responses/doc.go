@@ -120,7 +120,10 @@
 // text a message item with one output_text part, each call its own item; text and
 // reasoning that alternate close the open item and open the next. Item ids are the
 // prefix (msg_, rs_, fc_, ctc_, tsc_) and a digest of the response id and the item's
-// index. Streams follow OpenAI's event order, every event with type and
+// index. A completed turn with no text and no call (reasoning at most) gets one empty
+// message item, as OpenAI answers one (Writer.WarmUp, generate: false, gets none);
+// every ended response has a usage object, zeros when the engine told none. Streams
+// follow OpenAI's event order, every event with type and
 // sequence_number from 0; the SSE event name is the type. The gateway begins a stream
 // (response.created, response.in_progress) as soon as the request is admitted, before
 // the engine answers, so an error before the model's output is the stream's error and

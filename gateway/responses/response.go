@@ -8,7 +8,9 @@ import (
 )
 
 // End completes the response: response.completed, or response.incomplete when the
-// answer was cut at the token limit (finish "length") or filtered.
+// answer was cut at the token limit (finish "length") or filtered. A completed turn
+// with no text and no call gets an empty assistant message (not when WarmUp). The
+// response has a usage object, zeros when usage is nil.
 func (w *Writer) End(finish string, usage *oai.Usage) error {
 	if w.status != "" {
 		return nil
@@ -26,6 +28,20 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 	if err := w.closeOpen(status); err != nil {
 		return err
 	}
+	if status == "completed" && !w.WarmUp && !w.answered() {
+		// A turn with no text and no call still answers, as OpenAI's does: one
+		// assistant message, its text "". A client that takes the last message as the
+		// turn's final output (the OpenAI Agents SDK) would otherwise call again.
+		if err := w.openItem("message"); err != nil {
+			return err
+		}
+		if err := w.closeOpen(status); err != nil {
+			return err
+		}
+	}
+	if usage == nil {
+		usage = &oai.Usage{} // every ended response has a usage object: zeros where the engine told none
+	}
 	w.status, w.usage = status, usage
 	if status == "completed" {
 		w.completedAt = w.Now().Unix()
@@ -39,6 +55,17 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 		return nil
 	}
 	return w.emit("response."+status, func(o *obj) { o.raw("response", resp) })
+}
+
+// answered reports whether the output holds a message or a call: anything but
+// reasoning.
+func (w *Writer) answered() bool {
+	for _, it := range w.items {
+		if it.kind != "reasoning" {
+			return true
+		}
+	}
+	return false
 }
 
 // Fail ends a begun response with e: an "error" event, then response.failed carrying

@@ -26,6 +26,9 @@ type Writer struct {
 	// its last event or body reaches the client: a store that keeps it then holds it
 	// before the client can continue it, from any gateway.
 	Completed func()
+	// WarmUp marks a response.create with generate: false: it has no output, so End
+	// adds no empty message.
+	WarmUp bool
 
 	model       string
 	created     int64

@@ -114,6 +114,41 @@ const scenarios = {
     return { events, first: first.type, second: second.type, first_id: first.response?.id ?? null,
       second_usage: rusage(second.response?.usage), second_text: second.response ? second.response.output.filter((i) => i.type === 'message').map((i) => i.content.map((c) => c.text).join('')).join('') : null };
   },
+  // A turn with no text and no call, whole, streamed and over the WebSocket: what the
+  // Agents SDK reads as the final output (the last message's text, output_text).
+  async 'responses-empty'() {
+    const whole = await openai.responses.create({ model, input: 'say nothing', max_output_tokens: 16 });
+    const stream = openai.responses.stream({ model, input: 'say nothing', max_output_tokens: 16 });
+    const types = [];
+    for await (const ev of stream) types.push(ev.type);
+    const streamed = await stream.finalResponse();
+    // On the socket a warm-up (generate: false, no model output) first, then the turn.
+    const ws = new ResponsesWS(openai);
+    const ends = [];
+    let resolve;
+    ws.on('event', (ev) => {
+      if (['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(ev.type)) {
+        ends.push(ev);
+        resolve?.();
+      }
+    });
+    const next = () => new Promise((r) => { resolve = r; });
+    let wait = next();
+    ws.send({ type: 'response.create', model, input: 'say nothing', generate: false, store: false });
+    await wait;
+    const warm = ends[0];
+    wait = next();
+    ws.send({ type: 'response.create', model, input: 'say nothing', max_output_tokens: 16, store: false });
+    await wait;
+    const last = ends[1];
+    ws.close({ code: 1000, reason: 'done' });
+    // A socket event's response is as sent, without the SDK's output_text: joined here
+    // as the SDK joins it (every message's output_text parts).
+    const joined = (r) => r.output.filter((i) => i.type === 'message').flatMap((i) => i.content).filter((c) => c.type === 'output_text').map((c) => c.text).join('');
+    const view = (r) => ({ status: r.status, output_text: r.output_text ?? joined(r), output: r.output, usage: rusage(r.usage) });
+    return { whole: view(whole), streamed: view(streamed), types, socket: last.response ? { type: last.type, ...view(last.response) } : last,
+      warm_up: warm.response ? { type: warm.type, output: warm.response.output, usage: rusage(warm.response.usage) } : warm };
+  },
   async 'messages-text'() {
     const m = await anthropic.messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'say hello' }] });
     return { id: m.id, type: m.type, role: m.role, stop_reason: m.stop_reason, content: m.content.map((b) => ({ type: b.type, text: b.text })), usage: m.usage };
