@@ -365,41 +365,31 @@ func ptr(n int) *int { return &n }
 // is kept as 0 (off), at the top level and in a profile, which otherwise takes the top
 // level's; a negative value is refused, located.
 func TestParse_EagerBelowUnsetIsTwentyZeroIsOff(t *testing.T) {
-	cfg, err := Parse("g.yaml", []byte(`search: {eager_below: 0}
-profiles:
-  - name: inherits
-  - name: own
-    search: {eager_below: 7}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		what string
-		got  *int
-		want int
-	}{{"top level", cfg.Search.EagerBelow, 0}, {"profile inherits", cfg.Profiles[0].Search.EagerBelow, 0}, {"profile's own", cfg.Profiles[1].Search.EagerBelow, 7}} {
-		if c.got == nil || *c.got != c.want {
-			t.Errorf("%s: eager_below %v, want %d", c.what, c.got, c.want)
+	for _, f := range []struct {
+		yaml string
+		want []int // top level, then each profile
+	}{
+		{"search: {eager_below: 0}\nprofiles:\n  - name: inherits\n  - name: own\n    search: {eager_below: 7}\n", []int{0, 0, 7}},
+		{"profiles:\n  - name: unset\n  - name: off\n    search: {eager_below: 0}\n", []int{20, 20, 0}},
+	} {
+		cfg, err := Parse("g.yaml", []byte(f.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []*int{cfg.Search.EagerBelow}
+		for _, p := range cfg.Profiles {
+			got = append(got, p.Search.EagerBelow)
+		}
+		if len(got) != len(f.want) {
+			t.Fatalf("%q: %d profiles, want %d", f.yaml, len(got)-1, len(f.want)-1)
+		}
+		for i, want := range f.want {
+			if got[i] == nil || *got[i] != want {
+				t.Errorf("%q: eager_below #%d (0 the top level, then each profile) = %v, want %d", f.yaml, i, got[i], want)
+			}
 		}
 	}
-	cfg, err = Parse("g.yaml", []byte(`profiles:
-  - name: unset
-  - name: off
-    search: {eager_below: 0}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		what string
-		got  *int
-		want int
-	}{{"top level", cfg.Search.EagerBelow, 20}, {"profile unset", cfg.Profiles[0].Search.EagerBelow, 20}, {"profile off", cfg.Profiles[1].Search.EagerBelow, 0}} {
-		if c.got == nil || *c.got != c.want {
-			t.Errorf("%s: eager_below %v, want %d", c.what, c.got, c.want)
-		}
-	}
+	var err error
 	_, err = Parse("g.yaml", []byte("profiles:\n  - name: p\n    search:\n      eager_below: -1\n"))
 	if err == nil || !strings.Contains(err.Error(), "g.yaml:4: profiles[0].search.eager_below") {
 		t.Errorf("a negative eager_below: %v; want it refused at g.yaml:4, naming the key", err)
