@@ -121,9 +121,9 @@ func forcingProxy(t *testing.T, target string, f *forcedCall) (*httptest.Server,
 		if r.URL.Path == "/completion" {
 			body = f.rewrite(t, seq, body)
 		}
-		if got, ok := relay(w, r, body, target, client); ok {
+		relay(w, r, body, target, client, func(got []byte) {
 			log.add(wireCall{seq: seq, method: r.Method, path: r.URL.Path, req: body, resp: got})
-		}
+		})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, log

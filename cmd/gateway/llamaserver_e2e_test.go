@@ -145,19 +145,22 @@ func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 		if err != nil {
 			panic(http.ErrAbortHandler)
 		}
-		if got, ok := relay(w, r, body, target, client); ok {
+		relay(w, r, body, target, client, func(got []byte) {
 			log.add(wireCall{seq: seq, method: r.Method, path: r.URL.Path, req: body, resp: got})
-		}
+		})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, log
 }
 
 // relay sends r, whose body was read as body, to target and copies the answer back byte
-// for byte, flushing as it goes, and returns the answer's bytes; ok is false when target
-// could not be reached (the client then gets a 502). An upstream that breaks mid-answer
-// aborts the relayed answer too, rather than ending it cleanly.
-func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, client *http.Client) (answer []byte, ok bool) {
+// for byte, flushing as it goes. record, when not nil, gets the answer's bytes once the
+// exchange ends, whole or cut: the gateway may read an answer's last event and hang up
+// (its client went away) before the engine's end of stream reaches the proxy, and that
+// exchange happened all the same. An unreachable target gets the client a 502 and
+// records nothing; an upstream that breaks mid-answer, or a client that hangs up, aborts
+// the relayed answer rather than ending it cleanly.
+func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, client *http.Client, record func(answer []byte)) {
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		panic(err)
@@ -166,7 +169,7 @@ func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, c
 	resp, err := client.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return nil, false
+		return
 	}
 	defer resp.Body.Close()
 	for k, v := range resp.Header {
@@ -174,6 +177,9 @@ func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, c
 	}
 	w.WriteHeader(resp.StatusCode)
 	var got bytes.Buffer
+	if record != nil {
+		defer func() { record(got.Bytes()) }()
+	}
 	buf := make([]byte, 32<<10)
 	rc := http.NewResponseController(w)
 	for {
@@ -186,7 +192,7 @@ func relay(w http.ResponseWriter, r *http.Request, body []byte, target string, c
 			_ = rc.Flush()
 		}
 		if err == io.EOF {
-			return got.Bytes(), true
+			return
 		}
 		if err != nil {
 			panic(http.ErrAbortHandler)

@@ -70,7 +70,7 @@ func forward(w http.ResponseWriter, r *http.Request, target string, client *http
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	relay(w, r, body, target, client)
+	relay(w, r, body, target, client, nil)
 }
 
 // roundRobin is the load balancer in front of the gateway instances: each request to the
