@@ -128,6 +128,20 @@
 // expressed. Nothing checks arguments after decoding but the client: the
 // gateway checks tool names only.
 //
+// # Answers
+//
+// A structured output (response_format json_schema or json_object) is an
+// [Answer]: the same renderer over the answer's schema, but strict, since
+// the answer's grammar is its only check: each keyword the list above
+// widens (and a constraining keyword the chosen rendering drops beside
+// $ref, const, enum, anyOf or a lone allOf, a count above 256, a schema
+// without type that implies none) is a [SchemaError] naming it, never a
+// wider grammar. [Answer.GBNF] holds the whole output to the schema;
+// [Catalog.GBNFOrAnswer] is the calls GBNF allows or the answer, one root,
+// never lazy (the choice is made at the first token). The structural tag
+// does not carry an answer: vLLM and SGLang read response_format
+// themselves.
+//
 // # Custom tools
 //
 // A custom tool (the Responses API's {"type": "custom", "format": {"type":

@@ -151,24 +151,7 @@ func (r *gbnfRender) grammar() Grammar {
 	var b strings.Builder
 	b.Grow(r.size())
 	b.WriteString("root ::= ")
-	if !lazy && parts.lead != "" {
-		writeGBNFLiteral(&b, parts.lead)
-		b.WriteByte(' ')
-	}
-	b.WriteString("call")
-	if parts.multi && !spec.OneCall {
-		if parts.sep == "" {
-			b.WriteByte('+')
-		} else {
-			b.WriteString(" ( ")
-			writeGBNFLiteral(&b, parts.sep)
-			b.WriteString(" call )*")
-		}
-	}
-	if parts.tail != "" {
-		b.WriteByte(' ')
-		writeGBNFLiteral(&b, parts.tail)
-	}
+	r.writeCalls(&b, !lazy)
 	b.WriteString("\ncall ::= ")
 	r.writeCall(&b, parts.open)
 	g := Grammar{
@@ -180,6 +163,31 @@ func (r *gbnfRender) grammar() Grammar {
 		g.Triggers = []GrammarTrigger{{Type: TriggerWord, Value: spec.Format.Trigger}}
 	}
 	return g
+}
+
+// writeCalls writes the sequence of calls: the format's Lead when lead is
+// set, one call or, where the format has them and the spec allows, more,
+// then the format's closing text.
+func (r *gbnfRender) writeCalls(b *strings.Builder, lead bool) {
+	parts := r.parts
+	if lead && parts.lead != "" {
+		writeGBNFLiteral(b, parts.lead)
+		b.WriteByte(' ')
+	}
+	b.WriteString("call")
+	if parts.multi && !r.spec.OneCall {
+		if parts.sep == "" {
+			b.WriteByte('+')
+		} else {
+			b.WriteString(" ( ")
+			writeGBNFLiteral(b, parts.sep)
+			b.WriteString(" call )*")
+		}
+	}
+	if parts.tail != "" {
+		b.WriteByte(' ')
+		writeGBNFLiteral(b, parts.tail)
+	}
 }
 
 func (r *gbnfRender) call() string {

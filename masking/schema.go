@@ -38,6 +38,10 @@ type argRules struct {
 	rules []gbnfRule        // in order of creation
 	// grammars counts the strings held to an x-grammar.
 	grammars int
+	// strict (an answer's schema, NewAnswer) makes each widening a
+	// refusal: refused is the first.
+	strict  bool
+	refused *SchemaError
 }
 
 // gbnfRule is one rule. alts is set for the rules that consume nothing
@@ -123,6 +127,7 @@ func (w *argRules) alias(slot int, term string) string {
 		return term
 	}
 	if term == w.rules[slot].name {
+		w.refuse("$ref", "", "a reference to itself says nothing of the value")
 		term = "json-value" // {"$ref": "#"}: it says nothing of the value
 	}
 	w.rules[slot].alts = []string{term}
@@ -183,6 +188,7 @@ func (w *argRules) breakLeftRecursion() {
 			}
 			switch state[j] {
 			case onPath:
+				w.refuse("$ref", "", "a cycle of references that consumes no character admits any value")
 				w.rules[i].alts = []string{"json-value"}
 				state[i] = done
 				return
@@ -201,7 +207,7 @@ func (w *argRules) breakLeftRecursion() {
 
 // repeat is item{lo,hi} in GBNF (hi < 0: unbounded), within maxRepeat.
 func repeat(item string, lo, hi int) string {
-	lo = min(lo, maxRepeat)
+	lo = min(lo, maxRepeat) // NewAnswer refuses such counts (checkStrict)
 	if hi > maxRepeat {
 		hi = -1
 	}

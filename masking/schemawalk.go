@@ -2,6 +2,7 @@ package masking
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,9 +126,18 @@ func (w *argRules) visit(s []byte, hint string, depth, slot int) string {
 	if !ok || depth > maxSchemaDepth {
 		// true, false (no instance: the widest rule, as for anything the
 		// renderer cannot express) or not a schema at all.
+		switch t := string(bytes.TrimSpace(s)); {
+		case depth > maxSchemaDepth:
+			w.refuse("nesting", hint, fmt.Sprintf("subschemas deeper than %d levels are not rendered", maxSchemaDepth))
+		case t == "false":
+			w.refuse("false", hint, "a schema no value satisfies is not rendered")
+		case t != "true":
+			w.refuse("schema", hint, "it is not a schema (an object or a boolean)")
+		}
 		return w.alias(slot, "json-value")
 	}
 	n := parseNode(members)
+	w.checkStrict(n, members, hint)
 	switch {
 	case n.hasRef:
 		return w.alias(slot, w.ref(n.ref, depth))
@@ -135,6 +145,7 @@ func (w *argRules) visit(s []byte, hint string, depth, slot int) string {
 		if lit, ok := canonicalJSON(n.constV); ok {
 			return w.alias(slot, w.literal(lit))
 		}
+		w.refuse("const", hint, "its value is not JSON")
 		return w.alias(slot, "json-value")
 	case n.hasEnum:
 		return w.enum(n, hint, slot)
@@ -196,6 +207,7 @@ func (w *argRules) enum(n *schemaNode, hint string, slot int) string {
 		}
 		lit, ok := canonicalJSON(v)
 		if !ok {
+			w.refuse("enum", hint, "a value is not JSON")
 			return w.alias(slot, "json-value")
 		}
 		alts = append(alts, w.literal(lit))
@@ -234,6 +246,7 @@ func (w *argRules) union(hint string, slot int, alts []string) string {
 	}
 	switch len(uniq) {
 	case 0:
+		w.refuse("enum", hint, "no value is left that the schema admits")
 		return w.alias(slot, "json-value")
 	case 1:
 		return w.alias(slot, uniq[0])
@@ -262,6 +275,7 @@ func (w *argRules) ref(ref string, depth int) string {
 	}
 	target, ok := jsonPointer(w.doc, ref)
 	if !ok {
+		w.refuse("$ref", ref, "only references into the schema itself (#/…) are rendered")
 		return "json-value"
 	}
 	hint := "ref"
@@ -281,6 +295,7 @@ func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string 
 			if term, ok := w.grammarString(n.grammar, hint, slot); ok {
 				return term
 			}
+			w.refuse(GrammarKeyword, hint, "the grammar does not translate")
 		}
 		if n.minLength < 0 && n.maxLength < 0 {
 			return w.alias(slot, "json-string")
@@ -303,5 +318,6 @@ func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string 
 	case "array":
 		return w.array(n, hint, depth, slot)
 	}
+	w.refuse("type", hint, fmt.Sprintf("%q is not a JSON Schema type", t))
 	return w.alias(slot, "json-value")
 }

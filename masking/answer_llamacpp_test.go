@@ -1,0 +1,52 @@
+//go:build llamacpp
+
+package masking
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestAnswerEngine_Cases: in llama.cpp's grammar engine, the answer grammar of each case
+// schema NewAnswer takes accepts exactly the instances the case accepts, alone and as
+// the answer side of GBNFOrAnswer; a Hermes call of the allowed tool passes there too,
+// and a call of another tool does not.
+func TestAnswerEngine_Cases(t *testing.T) {
+	e := newByteEngine()
+	cat := NewCatalog(map[string]json.RawMessage{"f": json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)})
+	var taken, checked int
+	for _, c := range schemaCases {
+		a, err := NewAnswer([]byte(c.schema))
+		if err != nil {
+			continue // refused: TestNewAnswer_Refuses holds which
+		}
+		taken++
+		or, err := cat.GBNFOrAnswer(Spec{Format: Hermes(), Allowed: []string{"f"}}, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range []string{a.GBNF(), or.Grammar} {
+			for want, list := range map[bool][]string{true: c.accept, false: c.refuse} {
+				for _, inst := range list {
+					if ok, at := e.accepts(t, g, inst); ok != want {
+						t.Errorf("%s: %s accepted %v (refused at byte %d), want %v\n%s", c.name, inst, ok, at, want, g)
+					}
+					checked++
+				}
+			}
+		}
+		for text, want := range map[string]bool{
+			"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": true,
+			"<tool_call>\n{\"name\": \"g\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": false,
+			"I think <tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": false,
+		} {
+			if ok, _ := e.accepts(t, or.Grammar, text); ok != want {
+				t.Errorf("%s: %q accepted %v, want %v", c.name, text, ok, want)
+			}
+		}
+	}
+	if taken < len(schemaCases)/2 {
+		t.Errorf("only %d of %d case schemas were taken for an answer", taken, len(schemaCases))
+	}
+	t.Logf("%d of %d case schemas taken; %d verdicts", taken, len(schemaCases), checked)
+}
