@@ -268,4 +268,3 @@ func hasString(list []string, s string) bool {
 	}
 	return false
 }
-

@@ -36,8 +36,8 @@ func TestAnswerEngine_Cases(t *testing.T) {
 			}
 		}
 		for text, want := range map[string]bool{
-			"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": true,
-			"<tool_call>\n{\"name\": \"g\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": false,
+			"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>":         true,
+			"<tool_call>\n{\"name\": \"g\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>":         false,
 			"I think <tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>": false,
 		} {
 			if ok, _ := e.accepts(t, or.Grammar, text); ok != want {
