@@ -3,6 +3,7 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -409,5 +410,24 @@ func TestChatBody(t *testing.T) {
 	}
 	if r.User != "s2" {
 		t.Errorf("User = %q, want the safety identifier", r.User)
+	}
+}
+
+// TestDecode_ExplodingGrammarRefused: a custom tool whose grammar would expand past
+// the engines' bound once its counted repetitions are copied is a 400 at the door
+// naming the rule, never a grammar sent to an engine.
+func TestDecode_ExplodingGrammarRefused(t *testing.T) {
+	var def strings.Builder
+	def.WriteString(`start: r0\n`)
+	for i := range 400 {
+		fmt.Fprintf(&def, `r%d: \"a\" ~ 1000\n`, i)
+	}
+	body := `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark","definition":"` + def.String() + `"}}]}`
+	r, err := Decode([]byte(body), Options{})
+	if err == nil {
+		t.Fatalf("no error; chat body %.300s", r.ChatBody(nil))
+	}
+	if err.Status != 400 || err.Param != "tools[0].format" || err.Code != "unsupported_value" || !strings.Contains(err.Message, "rule r3") {
+		t.Errorf("error %+v, want a 400 unsupported_value on tools[0].format naming rule r3", *err)
 	}
 }

@@ -145,12 +145,26 @@ func (g *Grammar) render(w *gbnfWriter) (rules, root string, err error) {
 		if w.b.Len()+w.extra.Len() > MaxGBNF {
 			return "", "", &Error{Msg: fmt.Sprintf("the grammar renders larger than %d bytes", MaxGBNF)}
 		}
+		if w.elements > MaxElements {
+			return "", "", &Error{Msg: fmt.Sprintf("rule %s takes the grammar past %d elements once an engine copies its counted repetitions; use fewer or shorter repetitions", n, MaxElements)}
+		}
 	}
 	w.b.WriteString(w.extra.String())
 	if w.b.Len() > MaxGBNF {
 		return "", "", &Error{Msg: fmt.Sprintf("the grammar renders larger than %d bytes", MaxGBNF)}
 	}
 	return w.b.String(), w.name(g.start), nil
+}
+
+// bounded refuses a grammar that would render past MaxGBNF bytes or MaxElements
+// elements, in either rendering, naming the rule that crosses the bound, so that
+// a grammar is refused when it is read rather than when an engine expands it.
+func (g *Grammar) bounded() error {
+	if _, _, err := g.GBNF("b-"); err != nil {
+		return err
+	}
+	_, _, err := g.JSONStringGBNF("b-")
+	return err
 }
 
 // Standalone is the grammar as a whole GBNF grammar whose root is its start
@@ -172,6 +186,13 @@ type gbnfWriter struct {
 	// grammar's own.
 	extra strings.Builder
 	n     int
+	// elements bounds, from above, the grammar elements an engine builds from
+	// what this writer wrote, once it has copied each counted repetition's
+	// operand (llama.cpp's parser copies the last symbol of a sequence, a
+	// literal's every character or a class's every range, once per
+	// repetition; a group or a rule name is one element). A literal or class
+	// counts its rendered bytes, more than its elements.
+	elements int
 }
 
 // name maps a Lark name to a GBNF one: "_" becomes "-" (Lark names have no
@@ -185,21 +206,27 @@ func (w *gbnfWriter) name(n string) string {
 func (w *gbnfWriter) expr(e expr, prec int) {
 	switch x := e.(type) {
 	case lit:
+		at := w.b.Len()
 		if w.escaped {
 			writeEscapedLiteral(&w.b, string(x))
-			return
+		} else {
+			writeLiteral(&w.b, string(x))
 		}
-		writeLiteral(&w.b, string(x))
+		w.elements += w.b.Len() - at
 	case ref:
 		w.b.WriteString(w.name(string(x)))
+		w.elements++
 	case hoisted:
 		w.b.WriteString(string(x))
+		w.elements++
 	case class:
+		at := w.b.Len()
 		if w.escaped {
 			writeEscapedClass(&w.b, x)
-			return
+		} else {
+			writeClass(&w.b, x)
 		}
-		writeClass(&w.b, x)
+		w.elements += w.b.Len() - at
 	case seq:
 		if len(x) == 0 {
 			w.b.WriteString(`""`)
@@ -240,11 +267,27 @@ func (w *gbnfWriter) rep(x rep) {
 	// A repeated repetition ("(a+)?", "(a{2}){3}") is hoisted into a rule
 	// of its own: the operators do not stack, and a counted repeat of a
 	// rule name stays linear in size however deep counts nest.
+	// A counted repeat copies its operand once per count in the engine, so an
+	// operand longer than one character is hoisted too: a 1,000-character
+	// literal under ~ 1000 is a rule of 1,000 elements and 1,000 references
+	// to it, not a million characters.
 	counted := !(x.min == 0 && x.max == 1 || x.min <= 1 && x.max < 0)
-	if _, ok := operand.(rep); ok || counted && !w.simple(operand) {
+	if _, ok := operand.(rep); ok || counted && (!w.simple(operand) || !short(operand)) {
 		operand = w.hoist(operand)
 	}
+	before := w.elements
 	w.expr(operand, 2)
+	// Copies the engine makes of the operand: x{n,m} is m of them (n in
+	// sequence, m-n in nested optional rules), x{n,} n and one under a star,
+	// x+ two (x x*), x? and x* one.
+	copies := 1
+	switch {
+	case x.max > 1:
+		copies = x.max
+	case x.max < 0 && x.min >= 1:
+		copies = x.min + 1
+	}
+	w.elements += (w.elements - before) * (copies - 1)
 	switch {
 	case x.min == 0 && x.max == 1:
 		w.b.WriteByte('?')
@@ -275,6 +318,18 @@ func (w *gbnfWriter) simple(e expr) bool {
 	return false
 }
 
+// short says e, a literal or a class, is one character or a few ranges: copying
+// it per repetition costs about as much as a rule reference would.
+func short(e expr) bool {
+	switch x := e.(type) {
+	case lit:
+		return utf8.RuneCountInString(string(x)) <= 1
+	case class:
+		return len(x) <= 4
+	}
+	return true
+}
+
 // hoist writes e as a rule of its own and returns a reference to it. Its
 // name starts with a digit ("0rep" and a counter after the prefix), which no Lark name
 // does (a Lark name "_rep1" maps to "-rep1", so a dash would not keep them apart).
@@ -284,6 +339,7 @@ func (w *gbnfWriter) hoist(e expr) expr {
 	sub := &gbnfWriter{prefix: w.prefix, n: w.n, escaped: w.escaped}
 	sub.expr(e, 0)
 	w.n = sub.n
+	w.elements += sub.elements
 	w.extra.WriteString(w.prefix + name + " ::= " + sub.b.String() + "\n")
 	w.extra.WriteString(sub.extra.String())
 	return hoisted(w.prefix + name)

@@ -1,6 +1,9 @@
 package lark
 
 import (
+	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -265,4 +268,88 @@ func TestTranslate_Deterministic(t *testing.T) {
 			t.Fatalf("render %d differs:\n%s\nfirst:\n%s", i, s, first)
 		}
 	}
+}
+
+// TestTranslate_LongLiteralUnderCountHoisted: a long literal under a count is a
+// rule of its own, referenced count times, not the literal copied per count (a
+// 1,000-character literal under ~ 1000 rendered as "aaa…"{1000}, a million
+// characters once llama.cpp expands it).
+func TestTranslate_LongLiteralUnderCountHoisted(t *testing.T) {
+	long := strings.Repeat("a", 1000)
+	for _, src := range []struct{ name, syntax, def string }{
+		{"lark", "lark", `start: "` + long + `" ~ 1000`},
+		{"lark range", "lark", `start: ("` + long + `")~1..1000`},
+		{"regex", "regex", `(` + long + `){1000}`},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			g, err := parseSyntax(src.syntax, src.def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, escaped := range []bool{false, true} {
+				render := g.GBNF
+				if escaped {
+					render = g.JSONStringGBNF
+				}
+				rules, _, err := render("g-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := strings.Count(rules, long); n != 1 {
+					t.Errorf("escaped %v: the literal is written %d times, want once", escaped, n)
+				}
+				if strings.Contains(rules, `a"{`) || strings.Contains(rules, `a"){`) {
+					t.Errorf("escaped %v: the literal itself is under the count:\n%.300s", escaped, rules)
+				}
+				if !strings.Contains(rules, "g-0rep1{") {
+					t.Errorf("escaped %v: no hoisted rule under the count:\n%.300s", escaped, rules)
+				}
+			}
+		})
+	}
+}
+
+// TestTranslate_ExpansionRefused: a grammar whose counted repetitions would expand
+// past MaxElements once an engine copies them is refused when it is read, naming
+// the rule that crosses the bound, in both syntaxes, while a grammar just under it
+// is read; refusing takes little memory (the rendering stops at the bound).
+func TestTranslate_ExpansionRefused(t *testing.T) {
+	var lark strings.Builder
+	lark.WriteString("start: r0\n")
+	// Each rule: "a" (3 bytes rendered) copied 1,000 times, 3,000 elements: 400 of
+	// them pass 1<<20.
+	for i := range 400 {
+		fmt.Fprintf(&lark, "r%d: \"a\" ~ 1000\n", i)
+	}
+	regex := strings.Repeat("a{1000}", 400)
+	for _, c := range []struct{ name, syntax, def, rule string }{
+		{"lark", "lark", lark.String(), "rule r3"},
+		{"regex", "regex", regex, "rule start"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := parseSyntax(c.syntax, c.def)
+			runtime.ReadMemStats(&after)
+			var le *Error
+			if !errors.As(err, &le) || !strings.Contains(le.Msg, c.rule) || !strings.Contains(le.Msg, "elements") {
+				t.Fatalf("error %v, want a grammar error naming %q and the element bound", err, c.rule)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("refusing allocated %d MiB, want under 64", grew>>20)
+			}
+		})
+	}
+	// Under the bound: 300 such rules, 900,000 elements.
+	ok := strings.Join(strings.SplitAfter(lark.String(), "\n")[:301], "")
+	if _, err := Parse(ok); err != nil {
+		t.Errorf("a grammar under the bound: %v", err)
+	}
+}
+
+func parseSyntax(syntax, def string) (*Grammar, error) {
+	if syntax == "regex" {
+		return Regex(def)
+	}
+	return Parse(def)
 }

@@ -13,6 +13,11 @@ const (
 	// MaxGBNF bounds the rendered grammar; a grammar that would render
 	// larger is refused.
 	MaxGBNF = 1 << 20
+	// MaxElements bounds the grammar an engine builds from the rendering,
+	// counted repetitions copied out (llama.cpp expands x{n} into n copies of
+	// x when it loads the grammar): a small text can otherwise stand for a
+	// grammar of billions of elements.
+	MaxElements = 1 << 20
 )
 
 // Error is a grammar outside the subset or malformed; Msg names the
@@ -47,7 +52,11 @@ func Regex(src string) (*Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Grammar{names: []string{"start"}, defs: map[string]expr{"start": e}, start: "start"}, nil
+	g := &Grammar{names: []string{"start"}, defs: map[string]expr{"start": e}, start: "start"}
+	if err := g.bounded(); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // Parse reads a Lark grammar (lark-parser's grammar syntax) in the subset
@@ -99,6 +108,9 @@ func Parse(src string) (*Grammar, error) {
 		return nil, &Error{Msg: "no start rule (the grammar must define start)"}
 	}
 	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if err := g.bounded(); err != nil {
 		return nil, err
 	}
 	return g, nil
