@@ -38,6 +38,7 @@ type fakeServer struct {
 	errBody  string
 	tokens   string        // the /tokenize answer
 	props    string        // the /props answer
+	prompt   string        // the /apply-template answer; testPrompt when empty
 	gone     chan struct{} // closed when a blocked /completion saw its client go away
 	started  chan struct{} // closed when a blocked /completion has sent its headers
 }
@@ -77,7 +78,11 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, f.props)
 	case r.Method == http.MethodPost && r.URL.Path == "/apply-template":
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{"prompt": testPrompt})
+		prompt := f.prompt
+		if prompt == "" {
+			prompt = testPrompt
+		}
+		json.NewEncoder(w).Encode(map[string]string{"prompt": prompt})
 	case r.Method == http.MethodPost && r.URL.Path == "/completion":
 		var req struct {
 			Stream bool `json:"stream"`

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/toolcall"
 	"github.com/maskgate/maskgate/masking"
@@ -21,6 +23,9 @@ type params struct {
 	allowed  []string
 	required bool
 	oneCall  bool // parallel_tool_calls false
+	// inside says the rendered prompt opened a reasoning block (chatlayer.StartsInside):
+	// the completion starts in it.
+	inside   bool
 	sampling sampling
 }
 
@@ -138,7 +143,8 @@ func stopWords(raw json.RawMessage) ([]string, error) {
 // (tools/server/README.md, "POST /apply-template": messages as for /v1/chat/completions;
 // tools are rendered when llama-server runs with --jinja). tool_choice is left out on
 // purpose: the prompt must not change when the choice does. chat_template_kwargs, when
-// the client sent it, travels too.
+// the client sent it, travels too, and a reasoning_effort the client sent adds the
+// template variables it maps to (effortKwargs) where the client's kwargs do not set them.
 //
 // With catalogFirst the tools are laid out ahead of the client's system prompt where the
 // format's templates allow it (catalogFirstMessages, catalogFirstKwargs); the client's
@@ -156,6 +162,10 @@ func templateBody(body []byte, format string, catalogFirst bool) ([]byte, error)
 	hasTools = hasTools && string(tools) != "null"
 	kw, hasKw := o.Get("chat_template_kwargs")
 	hasKw = hasKw && string(kw) != "null"
+	switches, err := effortKwargs(o, format)
+	if err != nil {
+		return nil, err
+	}
 	if catalogFirst && hasTools && string(bytes.TrimSpace(tools)) != "[]" {
 		switch format {
 		case toolcall.Hermes:
@@ -164,6 +174,13 @@ func templateBody(body []byte, format string, catalogFirst bool) ([]byte, error)
 			if !hasKw {
 				kw, hasKw = []byte(catalogFirstKwargs), true
 			}
+		}
+	}
+	if switches != nil {
+		if !hasKw {
+			kw, hasKw = switches, true
+		} else if kw, err = mergeKwargs(kw, switches); err != nil {
+			return nil, err
 		}
 	}
 	var b bytes.Buffer
@@ -265,4 +282,50 @@ func completionBody(prompt string, p *params, stream bool, grammar json.RawMessa
 	out = append(out, ',')
 	out = append(out, inner...)
 	return append(out, '}'), nil
+}
+
+// effortKwargs are the chat_template_kwargs members the request's reasoning_effort maps
+// to (chatlayer.Effort): nil when it has none, so that the prompt renders as before.
+func effortKwargs(o *oai.Object, format string) ([]byte, error) {
+	raw, ok := o.Get("reasoning_effort")
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var effort string
+	if err := json.Unmarshal(raw, &effort); err != nil {
+		return nil, backends.BadRequest("reasoning_effort", "reasoning_effort must be a string, one of %v", chatlayer.Efforts)
+	}
+	kw, err := chatlayer.Effort(effort, format == toolcall.Harmony)
+	if err != nil {
+		return nil, backends.BadRequest("reasoning_effort", "%v", err)
+	}
+	return kw, nil
+}
+
+// mergeKwargs adds to the client's chat_template_kwargs the members of add it does not
+// set itself; the client's bytes stay as they are.
+func mergeKwargs(kw, add []byte) ([]byte, error) {
+	if _, err := oai.ParseObject(kw); err != nil {
+		return nil, backends.BadRequest("chat_template_kwargs", "chat_template_kwargs must be an object")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(add, &members); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(members))
+	for k := range members {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := kw
+	for _, k := range keys {
+		if _, has := oai.Get(out, k); has {
+			continue
+		}
+		var err error
+		if out, err = oai.Set(out, k, members[k]); err != nil {
+			return nil, backends.BadRequest("chat_template_kwargs", "chat_template_kwargs: %v", err)
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/toolcall"
 )
@@ -78,21 +79,30 @@ func finishReason(r *completionResult, calls int) string {
 	}
 }
 
-// wholeCompletion is the chat.completion for a whole /completion answer.
+// wholeCompletion is the chat.completion for a whole /completion answer: a leading
+// <think> block read apart as reasoning_content (chatlayer), then calls parsed from the
+// rest, where harmony's analysis channel is reasoning too.
 func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion {
 	msg := oai.ResponseMessage{Role: "assistant"}
+	reasoning, text := "", r.Content
+	if thinks(m.format) {
+		reasoning, text = chatlayer.Split(r.Content, p.inside)
+	}
 	if !p.calls {
-		msg.Content = &r.Content
+		msg.Content = &text
 	} else {
-		// Reasoning (harmony's analysis channel) has no place in OpenAI's message.
-		parsed, err := toolcall.Parse(m.format, r.Content, toolcall.Options{ResponseID: m.id, Cut: cut(r)})
+		parsed, err := toolcall.Parse(m.format, text, toolcall.Options{ResponseID: m.id, Cut: cut(r)})
 		if err != nil { // New checked the format
 			panic(err)
 		}
+		reasoning += parsed.Reasoning
 		msg.ToolCalls = parsed.ToolCalls
 		if parsed.Content != "" || len(parsed.ToolCalls) == 0 {
 			msg.Content = &parsed.Content
 		}
+	}
+	if reasoning != "" {
+		msg.ReasoningContent = &reasoning
 	}
 	return &oai.ChatCompletion{
 		ID:      m.id,
@@ -103,3 +113,7 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 		Usage:   usage(r),
 	}
 }
+
+// thinks says a format's models write their reasoning as a <think> block; harmony's
+// models write it in the analysis channel, which its tool-call reader separates.
+func thinks(format string) bool { return format != toolcall.Harmony }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/backends/sse"
 	"github.com/maskgate/maskgate/backends/toolcall"
@@ -120,12 +121,15 @@ func (s *stream) Close() error {
 }
 
 // chunker turns /completion results into chat.completion.chunk objects as OpenAI streams
-// them: the role in the first chunk only, content deltas, each tool call as a chunk with
-// its index, id, type and name and then one with its arguments, a chunk with the finish
-// reason, and a usage chunk with no choices.
+// them: the role in the first chunk only, reasoning_content and content deltas, each
+// tool call as a chunk with its index, id, type and name and then one with its
+// arguments, a chunk with the finish reason, and a usage chunk with no choices. The
+// text goes through the <think> reader first (chatlayer), and its content part through
+// the tool-call parser.
 type chunker struct {
 	p     *params
 	m     meta
+	th    *chatlayer.Think // when the format thinks in tags
 	sp    *toolcall.Parser // when p.calls
 	role  bool
 	calls int
@@ -136,17 +140,14 @@ func (c *chunker) add(r *completionResult) [][]byte {
 	if !c.role {
 		c.role = true
 		out = append(out, c.delta(oai.Delta{Role: "assistant", Content: new(string)}, nil))
-	}
-	if !c.p.calls {
-		if r.Content != "" {
-			out = append(out, c.delta(oai.Delta{Content: &r.Content}, nil))
+		if thinks(c.m.format) {
+			c.th = chatlayer.NewThink(c.p.inside)
 		}
-	} else {
-		if c.sp == nil {
+		if c.p.calls {
 			c.sp = newParser(c.m)
 		}
-		out = c.events(out, c.sp.Feed(r.Content))
 	}
+	out = c.text(out, r.Content, r.Stop)
 	if !r.Stop {
 		return out
 	}
@@ -162,14 +163,50 @@ func (c *chunker) add(r *completionResult) [][]byte {
 	return append(out, c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{}, Usage: usage(r)}))
 }
 
-// events turns parsed text into deltas. Reasoning (harmony's analysis channel) has no
-// place in OpenAI's chunk and is left out.
+// text reads one piece of the completion (and, at the end, what the <think> reader
+// held) into deltas.
+func (c *chunker) text(out [][]byte, s string, end bool) [][]byte {
+	if c.th == nil {
+		return c.content(out, s)
+	}
+	ds := c.th.Feed(s)
+	if end {
+		ds = append(ds, c.th.Finish()...)
+	}
+	for _, d := range ds {
+		if d.Reasoning != "" {
+			out = c.reasoning(out, d.Reasoning)
+		}
+		out = c.content(out, d.Content)
+	}
+	return out
+}
+
+// content sends answer text as it is, or through the tool-call parser.
+func (c *chunker) content(out [][]byte, s string) [][]byte {
+	if c.sp != nil {
+		return c.events(out, c.sp.Feed(s))
+	}
+	if s != "" {
+		out = append(out, c.delta(oai.Delta{Content: &s}, nil))
+	}
+	return out
+}
+
+func (c *chunker) reasoning(out [][]byte, s string) [][]byte {
+	return append(out, c.delta(oai.Delta{ReasoningContent: &s}, nil))
+}
+
+// events turns parsed text into deltas: content, reasoning (harmony's analysis channel)
+// and calls.
 func (c *chunker) events(out [][]byte, evs []toolcall.Event) [][]byte {
 	for _, ev := range evs {
 		switch {
 		case ev.Content != "":
 			text := ev.Content
 			out = append(out, c.delta(oai.Delta{Content: &text}, nil))
+		case ev.Reasoning != "":
+			out = c.reasoning(out, ev.Reasoning)
 		case ev.Call != nil:
 			c.calls++
 			head := oai.ToolCall{Index: ev.Call.Index, ID: ev.Call.ID, Type: "function", Function: oai.FunctionCall{Name: ev.Call.Function.Name}}
