@@ -79,6 +79,31 @@ type DoorPasser interface {
 	PassDoor(ctx context.Context, door, rawQuery string, header http.Header, body []byte) (*http.Response, context.CancelCauseFunc, error)
 }
 
+// The OpenAI endpoints besides chat completions that engines serve themselves and the
+// gateway passes through (EndpointPasser), by their path under /v1.
+const (
+	EndpointEmbeddings  = "embeddings"  // POST /v1/embeddings
+	EndpointCompletions = "completions" // POST /v1/completions: legacy and fill-in-the-middle (suffix)
+	EndpointRerank      = "rerank"      // POST /v1/rerank: vLLM, SGLang, llama-server --reranking
+	EndpointScore       = "score"       // POST /v1/score: vLLM
+)
+
+// EndpointPasser is a backend whose upstream serves OpenAI endpoints besides chat
+// completions itself (embeddings, legacy completions, rerank, score). The gateway passes
+// such a request to it as the client sent it (less a model name an alias maps) and its
+// answer back as the upstream sent it.
+type EndpointPasser interface {
+	// PassesEndpoint reports whether the upstream serves endpoint (EndpointEmbeddings,
+	// ...).
+	PassesEndpoint(endpoint string) bool
+	// PassEndpoint sends req.Body to the endpoint under the upstream's /v1, under the
+	// backend's deadlines, and returns its answer: Body, the whole JSON object, or, for
+	// req.Stream, Stream, the data of each SSE event up to [DONE]. Model, Stream, Prefix,
+	// Thread and CacheSalt are read as for ChatCompletion; the other fields are unused.
+	// An error status comes back as an error.
+	PassEndpoint(ctx context.Context, endpoint string, req *Request) (*Response, error)
+}
+
 // CacheIsolator is a backend that honours Request.CacheSalt: requests with different
 // salts never share prefix-cache entries on its engine.
 type CacheIsolator interface {

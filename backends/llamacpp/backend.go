@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
-	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/chatlayer"
+	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/backends/toolcall"
+	"github.com/maskgate/maskgate/masking"
 )
 
 // GrammarFunc builds the grammar members of a /completion body for one request: a JSON
@@ -38,6 +40,10 @@ type GrammarRequest struct {
 	// ToolsID is backends.Request.ToolsID: when set, requests with one ToolsID carry
 	// byte-identical Tools, so the function may keep what it derives from them.
 	ToolsID string
+	// Answer is the request's structured output (response_format), or nil. Unless a
+	// call is required, the grammar must then admit either the allowed calls or this
+	// answer (masking.Catalog.GBNFOrAnswer), never lazy.
+	Answer *masking.Answer
 }
 
 // Options configure a Backend. The zero value of each field is its default.
@@ -80,6 +86,7 @@ type Options struct {
 type Backend struct {
 	opt   Options
 	up    backends.Upstream
+	v1    *openaicompat.Backend      // llama-server's own /v1, for the endpoints it passes (PassEndpoint)
 	newID func(prefix string) string // tests make ids predictable
 }
 
@@ -88,6 +95,7 @@ var (
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.EndpointPasser  = (*Backend)(nil)
 )
 
 // New returns a Backend for o, or an error naming what is wrong.
@@ -123,12 +131,38 @@ func New(o Options) (*Backend, error) {
 	if !toolcall.IsFormat(o.Format) {
 		return nil, fmt.Errorf("backend %q: tool-call format %q is not one of %s", o.Name, o.Format, strings.Join(toolcall.Names(), ", "))
 	}
+	v1, err := openaicompat.New(openaicompat.Options{Name: o.Name, BaseURL: strings.TrimRight(o.BaseURL, "/") + "/v1",
+		Transport: o.Transport, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout, MaxEventBytes: o.MaxEventBytes,
+		MaxResponseBytes: o.MaxResponseBytes})
+	if err != nil {
+		return nil, err
+	}
 	return &Backend{
 		opt: o,
+		v1:  v1,
 		up: backends.Upstream{Name: o.Name, Base: strings.TrimRight(o.BaseURL, "/"),
 			Client: &http.Client{Transport: o.Transport}, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout},
 		newID: func(prefix string) string { return prefix + rand.Text() },
 	}, nil
+}
+
+// PassesEndpoint: llama-server serves /v1/embeddings (started with --embeddings),
+// /v1/completions and /v1/rerank (with --reranking) itself; a server started without
+// the flag refuses the request, and the client sees its message.
+func (b *Backend) PassesEndpoint(endpoint string) bool {
+	switch endpoint {
+	case backends.EndpointEmbeddings, backends.EndpointCompletions, backends.EndpointRerank:
+		return true
+	}
+	return false
+}
+
+// PassEndpoint forwards req to llama-server's POST /v1/{endpoint} as the client wrote it.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	if !b.PassesEndpoint(endpoint) {
+		return nil, fmt.Errorf("backend %q: llama-server has no endpoint %q", b.opt.Name, endpoint)
+	}
+	return b.v1.PassEndpoint(ctx, endpoint, req)
 }
 
 // ConstrainsTools reports whether the backend enforces Request.Allowed with a grammar.
@@ -142,6 +176,10 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
+	answer, err := chatlayer.Format(req.Body) // before any upstream work: a 400 costs nothing
+	if err != nil {
+		return nil, err
+	}
 	tmpl, err := templateBody(req.Body, b.opt.Format, req.CatalogFirst)
 	if err != nil {
 		return nil, err
@@ -150,13 +188,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
-	var grammar json.RawMessage
-	if p.calls && b.opt.Grammar != nil {
-		tools, _ := oai.Get(req.Body, "tools")
-		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, OneCall: p.oneCall, Tools: tools, ToolsID: req.ToolsID}
-		if grammar, err = b.opt.Grammar(gr); err != nil {
-			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
-		}
+	grammar, err := b.grammarFields(req, p, answer)
+	if err != nil {
+		return nil, err
 	}
 	body, err := completionBody(prompt, p, req.Stream, grammar)
 	if err == nil && p.calls {

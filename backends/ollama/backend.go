@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/openaicompat"
 	"github.com/maskgate/maskgate/kvcache"
 )
 
@@ -46,15 +47,32 @@ type Options struct {
 // Backend translates OpenAI chat completions to Ollama's /api/chat.
 type Backend struct {
 	opt    Options
-	client *api.Client // model lists and pings
-	chat   *chatter    // answers
+	client *api.Client           // model lists and pings
+	chat   *chatter              // answers
+	v1     *openaicompat.Backend // Ollama's own /v1, for the endpoints it passes (PassEndpoint)
 }
 
 var (
 	_ backends.Backend     = (*Backend)(nil)
 	_ backends.ModelLister = (*Backend)(nil)
 	_ backends.Pinger      = (*Backend)(nil)
+
+	_ backends.EndpointPasser = (*Backend)(nil)
 )
+
+// PassesEndpoint: Ollama serves OpenAI's /v1/embeddings and /v1/completions itself
+// (no rerank or score).
+func (b *Backend) PassesEndpoint(endpoint string) bool {
+	return endpoint == backends.EndpointEmbeddings || endpoint == backends.EndpointCompletions
+}
+
+// PassEndpoint forwards req to Ollama's POST /v1/{endpoint} as the client wrote it.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	if !b.PassesEndpoint(endpoint) {
+		return nil, fmt.Errorf("backend %q: Ollama has no endpoint %q", b.opt.Name, endpoint)
+	}
+	return b.v1.PassEndpoint(ctx, endpoint, req)
+}
 
 // New returns a Backend for o, or an error naming what is wrong.
 func New(o Options) (*Backend, error) {
@@ -84,7 +102,12 @@ func New(o Options) (*Backend, error) {
 		o.Estimator = kvcache.NewPrefixEstimator(kvcache.PrefixOptions{PerModel: 1})
 	}
 	hc := &http.Client{Transport: &watchTransport{rt: o.Transport, first: o.Timeout, idle: o.IdleTimeout}}
-	return &Backend{opt: o, client: api.NewClient(base, hc), chat: &chatter{hc: hc, base: base, name: o.Name}}, nil
+	v1, err := openaicompat.New(openaicompat.Options{Name: o.Name, BaseURL: strings.TrimRight(o.BaseURL, "/") + "/v1",
+		Transport: o.Transport, Timeout: o.Timeout, IdleTimeout: o.IdleTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{opt: o, client: api.NewClient(base, hc), chat: &chatter{hc: hc, base: base, name: o.Name}, v1: v1}, nil
 }
 
 // ChatCompletion translates req, sends it to POST /api/chat and translates the answer.

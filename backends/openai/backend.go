@@ -98,6 +98,17 @@ func reportsCachedTokens(body []byte) bool {
 		r.Usage.PromptTokensDetails.CachedTokens != nil
 }
 
+var _ backends.EndpointPasser = (*Backend)(nil)
+
+// PassesEndpoint: OpenAI serves embeddings and legacy completions; an OpenAI-compatible
+// server behind this kind may serve rerank and score too, and refuses what it does not.
+func (b *Backend) PassesEndpoint(endpoint string) bool { return b.inner.PassesEndpoint(endpoint) }
+
+// PassEndpoint forwards req to POST {base}/{endpoint} as the client wrote it.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	return b.inner.PassEndpoint(ctx, endpoint, req)
+}
+
 var _ backends.DoorPasser = (*Backend)(nil)
 
 // PassesDoor: OpenAI serves the Responses API.

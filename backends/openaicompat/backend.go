@@ -54,6 +54,8 @@ var (
 	_ backends.Backend     = (*Backend)(nil)
 	_ backends.ModelLister = (*Backend)(nil)
 	_ backends.Pinger      = (*Backend)(nil)
+
+	_ backends.EndpointPasser = (*Backend)(nil)
 )
 
 // New returns a Backend for o, or an error naming what is missing.
@@ -84,11 +86,39 @@ func New(o Options) (*Backend, error) {
 
 // ChatCompletion sends req to POST {base}/chat/completions.
 func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) (*backends.Response, error) {
+	return b.send(parent, "/chat/completions", req)
+}
+
+// PassesEndpoint: an OpenAI-compatible server is taken to serve every endpoint; one
+// that does not answers 404 itself, and the client sees its message.
+func (b *Backend) PassesEndpoint(endpoint string) bool { return Serves(endpoint) }
+
+// Serves reports whether endpoint is one of the endpoints an OpenAI-compatible server
+// may serve besides chat completions (backends.EndpointEmbeddings, ...).
+func Serves(endpoint string) bool {
+	switch endpoint {
+	case backends.EndpointEmbeddings, backends.EndpointCompletions, backends.EndpointRerank, backends.EndpointScore:
+		return true
+	}
+	return false
+}
+
+// PassEndpoint sends req to POST {base}/{endpoint}, as ChatCompletion sends a chat
+// completion: its bytes as they are, the answer whole or as its events' data.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	if !Serves(endpoint) {
+		return nil, fmt.Errorf("backend %q: no endpoint %q", b.opt.Name, endpoint)
+	}
+	return b.send(ctx, "/"+endpoint, req)
+}
+
+// send posts req to path and reads the answer whole, or as a stream for req.Stream.
+func (b *Backend) send(parent context.Context, path string, req *backends.Request) (*backends.Response, error) {
 	accept := "application/json"
 	if req.Stream {
 		accept = "text/event-stream"
 	}
-	resp, cancel, err := b.up.Open(parent, "/chat/completions", req.Body, accept)
+	resp, cancel, err := b.up.Open(parent, path, req.Body, accept)
 	if err != nil {
 		return nil, err
 	}

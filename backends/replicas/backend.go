@@ -68,6 +68,7 @@ var (
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.EndpointPasser  = (*Backend)(nil)
 )
 
 // New returns a Backend over o.Replicas, all taken to be up until shown otherwise.
@@ -106,10 +107,38 @@ func (b *Backend) Router() *kvcache.Router { return b.router }
 // ChatCompletion sends req to the replica the router picks, and to the next candidates
 // while the failure is retryable and nothing has been received yet.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	return b.each(ctx, req, func(be backends.Backend) (*backends.Response, error) { return be.ChatCompletion(ctx, req) })
+}
+
+// PassesEndpoint reports true only when every replica serves endpoint.
+func (b *Backend) PassesEndpoint(endpoint string) bool {
+	for _, r := range b.opt.Replicas {
+		if p, ok := r.Backend.(backends.EndpointPasser); !ok || !p.PassesEndpoint(endpoint) {
+			return false
+		}
+	}
+	return true
+}
+
+// PassEndpoint sends req to the endpoint of the replica the router picks, failing over
+// as ChatCompletion does.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	return b.each(ctx, req, func(be backends.Backend) (*backends.Response, error) {
+		p, ok := be.(backends.EndpointPasser)
+		if !ok {
+			return nil, fmt.Errorf("backend %q: a replica has no endpoint %q", b.opt.Name, endpoint)
+		}
+		return p.PassEndpoint(ctx, endpoint, req)
+	})
+}
+
+// each asks, with call, the replica the router picks for req, and the next candidates
+// while the failure is retryable and nothing has been received yet.
+func (b *Backend) each(ctx context.Context, req *backends.Request, call func(backends.Backend) (*backends.Response, error)) (*backends.Response, error) {
 	route := b.router.Pick(req.Prefix, req.Thread)
 	var last error
 	for n, i := range route.Order {
-		resp, err := b.try(ctx, i, req)
+		resp, err := b.try(i, call)
 		if err == nil {
 			if b.router.MarkUp(i) { // tried because every other candidate failed, and it answered
 				b.log.Info("replica up", "replica", i, "id", b.opt.Replicas[i].ID)
@@ -135,9 +164,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 // try asks replica i and, for a stream, waits for its first chunk, so that a replica
 // that fails at once can still be skipped. The request counts as in flight on i until
 // a whole answer is back or the stream is closed.
-func (b *Backend) try(ctx context.Context, i int, req *backends.Request) (*backends.Response, error) {
+func (b *Backend) try(i int, call func(backends.Backend) (*backends.Response, error)) (*backends.Response, error) {
 	b.router.Acquire(i)
-	resp, err := b.opt.Replicas[i].Backend.ChatCompletion(ctx, req)
+	resp, err := call(b.opt.Replicas[i].Backend)
 	if err != nil {
 		b.router.Release(i)
 		return nil, err

@@ -34,6 +34,7 @@ var (
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.CacheIsolator   = (*Backend)(nil)
+	_ backends.EndpointPasser  = (*Backend)(nil)
 )
 
 // Placement is where an engine takes the structural tag.
@@ -144,6 +145,25 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		}
 	}
 	return resp, err
+}
+
+// PassesEndpoint: vLLM and SGLang serve embeddings, completions, rerank and score
+// (each for the models that do it; the engine refuses the others itself).
+func (b *Backend) PassesEndpoint(endpoint string) bool { return b.inner.PassesEndpoint(endpoint) }
+
+// PassEndpoint forwards req to the endpoint; a legacy completion of a caller whose cache
+// is isolated carries its cache_salt, as a chat completion does.
+func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backends.Request) (*backends.Response, error) {
+	if req.CacheSalt != "" && b.salts && endpoint == backends.EndpointCompletions {
+		body, err := oai.Set(req.Body, "cache_salt", []byte(strconv.Quote(req.CacheSalt)))
+		if err != nil {
+			return nil, err
+		}
+		out := *req
+		out.Body = body
+		req = &out
+	}
+	return b.inner.PassEndpoint(ctx, endpoint, req)
 }
 
 // Constrain returns body with the structural tag for allowed (nil: every tool of the
