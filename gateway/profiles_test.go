@@ -93,7 +93,10 @@ func TestProfiles_Selection(t *testing.T) {
 		o.Keys = keyring(t,
 			tenant.Key{Name: "alice", Profile: "support"},
 			tenant.Key{Name: "bob", Profile: "coding", Profiles: []string{"support"}},
-			tenant.Key{Name: "carol"})
+			tenant.Key{Name: "carol"},
+			tenant.Key{Name: "dave", Profiles: []string{"coding"}},
+			tenant.Key{Name: "erin", Models: []string{"m1", "backend-model"}},
+			tenant.Key{Name: "frank", Models: []string{"support-agent"}})
 	})
 	for _, tc := range []struct {
 		name, key, header, model string
@@ -111,6 +114,15 @@ func TestProfiles_Selection(t *testing.T) {
 		{"alias", "carol", "", "support-agent", 200, "support_00", "backend-model"},
 		{"alias of the key's own profile", "alice", "", "support-agent", 200, "support_00", "backend-model"},
 		{"alias of another profile", "bob", "", "support-agent", 403, "profile_not_allowed", ""},
+		// A key with profiles to choose from and none of its own reaches no other
+		// profile through an alias (it did: the alias chose support for it).
+		{"alias outside the key's profiles", "dave", "", "support-agent", 403, "profile_not_allowed", ""},
+		{"the key's profiles still by header", "dave", "coding", "m1", 200, "coding_00", "m1"},
+		// The models allowlist holds for the alias the key sent (it was checked only
+		// on the backend model the alias stands for) and for that backend model.
+		{"alias outside the key's models", "erin", "", "support-agent", 403, "model_not_allowed", ""},
+		{"the key's models", "erin", "", "m1", 200, "calendar_create_event", "m1"},
+		{"backend model outside the key's models", "frank", "", "support-agent", 403, "model_not_allowed", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := map[string]string{}

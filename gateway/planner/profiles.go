@@ -197,6 +197,17 @@ func (pl *Planner) ProfileFor(h http.Header, key *tenant.Key, model string) (*Pr
 			return nil, "", &backends.Error{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "profile_not_allowed",
 				Message: "the model " + quote(model) + " is an alias of the profile " + quote(a.Profile) + ", but this request runs under " + quote(chosen)}
 		}
+		// A key that lists the profiles it may choose reaches no other through an
+		// alias, and a key's models allowlist holds for the name it sent as well as
+		// for the backend model the alias stands for (checked after routing).
+		if key != nil && len(key.Profiles) > 0 && a.Profile != DefaultProfile && !slices.Contains(key.Profiles, a.Profile) {
+			return nil, "", &backends.Error{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "profile_not_allowed",
+				Message: "the model " + quote(model) + " is an alias of the profile " + quote(a.Profile) + ", which this API key may not use; its key's profiles lists those it may"}
+		}
+		if key != nil && !key.AllowsModel(model) {
+			return nil, "", &backends.Error{Status: http.StatusForbidden, Type: "permission_error", Param: "model", Code: "model_not_allowed",
+				Message: "this API key may not use the model " + quote(model) + "; GET /v1/models lists the models it may use"}
+		}
 		chosen, upstream = a.Profile, a.Model
 	}
 	p, ok := set.byName[orDefault(chosen)]
