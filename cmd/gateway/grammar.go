@@ -30,6 +30,10 @@ import (
 // call marker) — llama-server would otherwise ban every token of the text, the naive
 // bias that also bans ordinary text. For the other formats nothing is sent and the
 // gateway's own check answers any call.
+//
+// A request with a structured output (GrammarRequest.Answer) whose calls are optional
+// gets one non-lazy grammar whose root is the allowed calls or the answer; a required
+// call ignores the answer (only calls may come).
 func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 	var catalogs masking.Catalogs
 	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
@@ -40,6 +44,15 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 		cat, err := catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) { return toolParams(r.Tools) })
 		if err != nil {
 			return nil, err
+		}
+		if r.Answer != nil && !r.Required {
+			// A structured output beside calls: an allowed call or the answer, one
+			// grammar from the first token (with no call allowed, the answer alone).
+			g, err := cat.GBNFOrAnswer(spec, r.Answer)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(g)
 		}
 		g, err := cat.GBNF(spec)
 		if errors.Is(err, masking.ErrNoCallAllowed) {
