@@ -194,7 +194,13 @@ func (a *responsesAPI) inputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer a.host.release(held)
-	rq, derr := responses.Decode(body, responses.Options{Hosted: a.host.hosted})
+	var storeErr error
+	rq, derr := responses.Decode(body, responses.Options{Hosted: a.host.hosted,
+		Reference: a.references(r.Context(), callerOf(r.Context()).name(), nil, &storeErr)})
+	if storeErr != nil {
+		writeError(w, a.host.log, respstore.Unavailable(storeErr))
+		return
+	}
 	if derr != nil {
 		writeError(w, a.host.log, derr)
 		return

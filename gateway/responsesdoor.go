@@ -40,7 +40,13 @@ type responsesDoor struct {
 func (*responsesDoor) name() string { return "responses" }
 
 func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
-	rq, derr := responses.Decode(body, responses.Options{Hosted: d.api.host.hosted})
+	d.owner = callerOf(r.Context()).name()
+	var storeErr error
+	rq, derr := responses.Decode(body, responses.Options{Hosted: d.api.host.hosted,
+		Reference: d.api.references(r.Context(), d.owner, d.ws, &storeErr)})
+	if storeErr != nil {
+		return nil, respstore.Unavailable(storeErr)
+	}
 	if derr != nil {
 		return nil, derr
 	}
@@ -48,7 +54,6 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 		rq.Stream = true // the socket carries events whatever the body says
 	}
 	d.rq = rq
-	d.owner = callerOf(r.Context()).name()
 	d.relayedSeq = -1
 	d.id = "resp_" + randomID()
 	if id := rq.PreviousResponseID; id != "" {

@@ -45,7 +45,11 @@
 //     "Summary of the conversation so far:\n\n<summary>" in its place; encrypted_content
 //     the gateway did not write (DecodeCompaction: OpenAI's ciphertext, a damaged one) is
 //     a 400 naming input[i].encrypted_content.
-//   - item_reference, compaction_trigger and unknown item types are a 400 naming the item.
+//   - item_reference (its type may be left out: an item with an id alone) becomes the item
+//     it names, found by Options.Reference (the gateway: an output item of one of the
+//     caller's stored responses, or of the socket's last), as if sent whole; one it does
+//     not find is a 400 item_not_found naming input[i].id and the id.
+//   - compaction_trigger and unknown item types are a 400 naming the item.
 //
 // # Tools
 //
@@ -119,8 +123,9 @@
 // Reasoning becomes a reasoning item (content [{"type":"reasoning_text"}], summary []),
 // text a message item with one output_text part, each call its own item; text and
 // reasoning that alternate close the open item and open the next. Item ids are the
-// prefix (msg_, rs_, fc_, ctc_, tsc_) and a digest of the response id and the item's
-// index. A completed turn with no text and no call (reasoning at most) gets one empty
+// prefix (msg_, rs_, fc_, ctc_, tsc_), the response id's 24 hex digits and a digest of
+// the response id and the item's index: an item's id names its response (ItemResponse),
+// where an item_reference finds it (OutputItem). A completed turn with no text and no call (reasoning at most) gets one empty
 // message item, as OpenAI answers one (Writer.WarmUp, generate: false, gets none);
 // every ended response has a usage object, zeros when the engine told none. Streams
 // follow OpenAI's event order, every event with type and

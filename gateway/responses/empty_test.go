@@ -14,11 +14,12 @@ import (
 // zeroUsage is the usage object of a response whose engine told none.
 const zeroUsage = `{"input_tokens":0,"input_tokens_details":{"cached_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`
 
-// The empty message's ids: "msg_" and the first 48 hex digits of
-// sha256("resp_test/<output index>").
+// The empty message's ids: "msg_", the first 24 hex digits of sha256("resp_test") (the
+// response's part of its items' ids, for an id not the gateway's own) and the first 24
+// of sha256("resp_test/<output index>").
 const (
-	emptyMsg0 = "msg_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b"
-	emptyMsg1 = "msg_8381ad5475653bf10f3257ed13c5bcf6e436a3d92d7b1035"
+	emptyMsg0 = "msg_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230"
+	emptyMsg1 = "msg_c7b5afed0cff09e921e32e978381ad5475653bf10f3257ed"
 )
 
 func emptyMessage(id, status string) string {
@@ -71,24 +72,24 @@ func TestWriterEmptyTurn(t *testing.T) {
 			events: emptyMessageEvents(emptyMsg0, "0", 2)},
 		{name: "reasoning only", finish: oai.FinishStop, play: func(w *Writer) error { return w.Reasoning("hm") },
 			output: []string{
-				`{"id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"hm"}]}`,
+				`{"id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"hm"}]}`,
 				emptyMessage(emptyMsg1, "completed"),
 			},
 			events: append([]string{
-				`{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"reasoning","summary":[],"content":[]}}`,
-				`{"type":"response.content_part.added","sequence_number":3,"item_id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":""}}`,
-				`{"type":"response.reasoning_text.delta","sequence_number":4,"item_id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"content_index":0,"delta":"hm"}`,
-				`{"type":"response.reasoning_text.done","sequence_number":5,"item_id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"content_index":0,"text":"hm"}`,
-				`{"type":"response.content_part.done","sequence_number":6,"item_id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":"hm"}}`,
-				`{"type":"response.output_item.done","sequence_number":7,"output_index":0,"item":{"id":"rs_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"hm"}]}}`,
+				`{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"reasoning","summary":[],"content":[]}}`,
+				`{"type":"response.content_part.added","sequence_number":3,"item_id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":""}}`,
+				`{"type":"response.reasoning_text.delta","sequence_number":4,"item_id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"content_index":0,"delta":"hm"}`,
+				`{"type":"response.reasoning_text.done","sequence_number":5,"item_id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"content_index":0,"text":"hm"}`,
+				`{"type":"response.content_part.done","sequence_number":6,"item_id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":"hm"}}`,
+				`{"type":"response.output_item.done","sequence_number":7,"output_index":0,"item":{"id":"rs_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"hm"}]}}`,
 			}, emptyMessageEvents(emptyMsg1, "1", 8)...)},
 		{name: "a call", finish: oai.FinishToolCalls, play: func(w *Writer) error { return w.ToolCall(call("c1", "f", "{}")) },
-			output: []string{`{"id":"fc_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"function_call","status":"completed","arguments":"{}","call_id":"c1","name":"f"}`},
+			output: []string{`{"id":"fc_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"function_call","status":"completed","arguments":"{}","call_id":"c1","name":"f"}`},
 			events: []string{
-				`{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"fc_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"function_call","status":"in_progress","arguments":"","call_id":"c1","name":"f"}}`,
-				`{"type":"response.function_call_arguments.delta","sequence_number":3,"item_id":"fc_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"delta":"{}"}`,
-				`{"type":"response.function_call_arguments.done","sequence_number":4,"item_id":"fc_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","output_index":0,"arguments":"{}"}`,
-				`{"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"fc_1e2275fafbf4d0ddc1edd23075a76c56278b8e5e4d0d483b","type":"function_call","status":"completed","arguments":"{}","call_id":"c1","name":"f"}}`,
+				`{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"fc_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"function_call","status":"in_progress","arguments":"","call_id":"c1","name":"f"}}`,
+				`{"type":"response.function_call_arguments.delta","sequence_number":3,"item_id":"fc_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"delta":"{}"}`,
+				`{"type":"response.function_call_arguments.done","sequence_number":4,"item_id":"fc_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","output_index":0,"arguments":"{}"}`,
+				`{"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"fc_c7b5afed0cff09e921e32e971e2275fafbf4d0ddc1edd230","type":"function_call","status":"completed","arguments":"{}","call_id":"c1","name":"f"}}`,
 			}},
 		// Cut at max_output_tokens before any text: incomplete, and no message claims
 		// an answer (OpenAI's incomplete response lists what was written).

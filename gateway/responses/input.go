@@ -38,6 +38,13 @@ func (d *decoder) input(raw []byte) *door.Error {
 		d.r.Input = []json.RawMessage{}
 	}
 	for i, it := range d.r.Input {
+		if isReference(it) {
+			ref, e := d.reference(it, indexed("input", i))
+			if e != nil {
+				return e
+			}
+			d.r.Input[i], it = ref, ref
+		}
 		if e := d.c.item(indexed("input", i), it); e != nil {
 			return e
 		}
@@ -283,7 +290,8 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		}
 		return nil
 	case "item_reference":
-		return unsupported(param, "Input item '%s' is an item_reference, which this gateway cannot resolve; send the item itself, or continue the response with 'previous_response_id'.", param)
+		// Resolved in the input (decoder.reference); one in the gateway's own output never is.
+		return invalid(f.param("type"), "Input item '%s' is an item_reference, which cannot appear here.", param)
 	case "compaction":
 		// What /v1/responses/compact made: the summary it carries becomes a user message
 		// in the item's place, before the rest of the input.

@@ -97,6 +97,11 @@ type Options struct {
 	Hosted string
 	// PDF bounds reading an input_file's PDF; the zero value is pdftext's defaults.
 	PDF pdftext.Limits
+	// Reference finds the item an item_reference input item names: an output item of
+	// one of the caller's stored responses, raw (ItemResponse names the response,
+	// OutputItem finds the item in it), nil when there is none the caller may read. An
+	// error is the request's answer. Without it every item_reference is a 400.
+	Reference func(id string) (json.RawMessage, *door.Error)
 }
 
 func (o Options) refuse() bool { return o.Hosted == "refuse" }

@@ -128,8 +128,8 @@ func TestSDK(t *testing.T) {
 		{OfItemReference: &responses.ResponseInputItemItemReferenceParam{ID: "msg_1"}}}}
 	_, err = client.Responses.New(ctx, bad)
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "input[0]" {
-		t.Errorf("item_reference: %v", err)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "input[0].id" {
+		t.Errorf("item_reference: %v (param %q)", err, apiErr.Param)
 	}
 }
 

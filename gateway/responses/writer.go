@@ -151,11 +151,12 @@ func (w *Writer) begin() error {
 	return w.Begin(door.Head{Model: w.r.Model})
 }
 
-// itemID is an output item's id: the prefix and a digest of the response id and the
-// item's index, unique per response and the same in every mode.
+// itemID is an output item's id: the prefix, the response id's part (responsePart) and
+// a digest of the response id and the item's index, unique per response, the same in
+// every mode, and naming its response (ItemResponse) for an item_reference.
 func (w *Writer) itemID(prefix string, index int) string {
 	sum := sha256.Sum256([]byte(w.id + "/" + strconv.Itoa(index)))
-	return prefix + hex.EncodeToString(sum[:24])
+	return prefix + responsePart(w.id) + hex.EncodeToString(sum[:12])
 }
 
 // Reasoning adds reasoning text, in a reasoning item.

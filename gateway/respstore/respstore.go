@@ -48,6 +48,9 @@ func NewResponse(id, owner string, body []byte, history []json.RawMessage, threa
 // ID is the response's id.
 func (r *Response) ID() string { return r.id }
 
+// Body is the response object as the client got it.
+func (r *Response) Body() []byte { return r.body }
+
 // History is the conversation through the response, as the engine saw it.
 func (r *Response) History() []json.RawMessage { return r.history }
 
