@@ -84,10 +84,11 @@ type Options struct {
 // Backend translates OpenAI chat completions to llama-server's /apply-template and
 // /completion.
 type Backend struct {
-	opt   Options
-	up    backends.Upstream
-	v1    *openaicompat.Backend      // llama-server's own /v1, for the endpoints it passes (PassEndpoint)
-	newID func(prefix string) string // tests make ids predictable
+	opt        Options
+	up         backends.Upstream
+	v1         *openaicompat.Backend      // llama-server's own /v1, for the endpoints it passes (PassEndpoint)
+	newID      func(prefix string) string // tests make ids predictable
+	mediaCache                            // what /props said of images (images.go)
 }
 
 var (
@@ -184,6 +185,10 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
+	tmpl, media, err := b.images(ctx, tmpl)
+	if err != nil {
+		return nil, err
+	}
 	prompt, err := b.applyTemplate(ctx, tmpl)
 	if err != nil {
 		return nil, err
@@ -195,6 +200,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	body, err := completionBody(prompt, p, req.Stream, grammar)
 	if err == nil && p.calls {
 		body, err = withPreservedTokens(body, toolcall.SpecialTokens(b.opt.Format))
+	}
+	if err == nil {
+		body, err = withMedia(body, prompt, media)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", b.opt.Name, err)
