@@ -15,6 +15,7 @@ import (
 	"github.com/ollama/ollama/ml"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 )
 
 // initOnce guards llama.BackendInit, which initializes process-wide state in llama.cpp and
@@ -155,7 +156,20 @@ func (b *Backend) Prompt(req *backends.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return b.tmpl.render(r.chat.Messages, r.chat.Tools, b.format.parse, req.CatalogFirst)
+	return b.render(r, req.CatalogFirst)
+}
+
+// render is r's prompt, with its history's reasoning and its reasoning switch.
+func (b *Backend) render(r *request, catalogFirst bool) (string, error) {
+	x, err := r.extra(b.format.parse)
+	if err != nil {
+		return "", err
+	}
+	prompt, err := b.tmpl.renderWith(r.chat.Messages, r.chat.Tools, b.format.parse, catalogFirst, x)
+	if err != nil {
+		return "", badRequest("messages", err.Error())
+	}
+	return prompt, nil
 }
 
 // ConstrainsTools says the engine enforces Request.Allowed token by token, so the
@@ -173,9 +187,9 @@ func (b *Backend) ChatCompletionMasked(ctx context.Context, req *backends.Reques
 }
 
 func (b *Backend) complete(ctx context.Context, req *backends.Request, r *request, m Masker) (*backends.Response, error) {
-	prompt, err := b.tmpl.render(r.chat.Messages, r.chat.Tools, b.format.parse, req.CatalogFirst)
+	prompt, err := b.render(r, req.CatalogFirst)
 	if err != nil {
-		return nil, badRequest("messages", err.Error())
+		return nil, err
 	}
 	tokens, err := b.Tokenize(prompt)
 	if err != nil {
@@ -202,6 +216,10 @@ func (b *Backend) complete(ctx context.Context, req *backends.Request, r *reques
 		stream: req.Stream,
 		meta:   meta{id: fmt.Sprintf("chatcmpl-embedded-%d", b.seq.Add(1)), created: b.opt.Now().Unix(), model: model},
 		done:   make(chan struct{}),
+	}
+	if thinks(b.format.parse) {
+		j.inside = chatlayer.StartsInside(prompt)
+		j.think = chatlayer.NewThink(j.inside)
 	}
 	if req.Stream {
 		j.events = make(chan event)

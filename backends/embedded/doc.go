@@ -38,6 +38,18 @@
 // and finish_reason "length", as OpenAI answers; cut before its name was whole it is
 // dropped. The template's call syntax is never returned as content.
 //
+// # Reasoning
+//
+// As backends/llamacpp reads llama-server's output, so this package reads its own with
+// backends/chatlayer: a leading <think>…</think> block (Qwen3, QwQ, DeepSeek-R1) is
+// reasoning_content, whole and as a stream's reasoning_content deltas, never content,
+// and a prompt whose template opened the block (chatlayer.StartsInside) makes the output
+// start inside it; a block max_tokens cut is all reasoning. The history's reasoning
+// (reasoning_content, or vLLM's reasoning) reaches the template as each message's
+// reasoning_content, as llama-server passes it, and reasoning_effort becomes the
+// template's enable_thinking (Qwen3) or reasoning_effort (gpt-oss) variable; a request
+// without it renders as before. Calls are read from the text after the block.
+//
 // # Tool calls
 //
 // With tools, the mask (masking's positional token mask) keeps the name to the allowed

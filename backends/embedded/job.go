@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
 )
 
@@ -27,6 +28,11 @@ type job struct {
 
 	body []byte // non-streaming answer
 	err  error
+
+	// inside says the prompt opened a <think> block; think reads a stream's text into
+	// reasoning and content (nil when the model's format does not think in tags).
+	inside bool
+	think  *chatlayer.Think
 }
 
 type meta struct {
@@ -59,12 +65,34 @@ func (j *job) started() bool {
 	return j.send(event{data: j.chunk(oai.Delta{Role: "assistant", Content: new(string)}, nil)})
 }
 
-// content sends a content delta of a stream.
+// content sends a stream's text: through the <think> reader, when there is one, as
+// reasoning_content and content deltas.
 func (j *job) content(s string) bool {
 	if !j.stream {
 		return true
 	}
-	return j.send(event{data: j.chunk(oai.Delta{Content: &s}, nil)})
+	if j.think == nil {
+		return j.send(event{data: j.chunk(oai.Delta{Content: &s}, nil)})
+	}
+	for _, c := range j.deltas(nil, j.think.Feed(s)) {
+		if !j.send(event{data: c}) {
+			return false
+		}
+	}
+	return true
+}
+
+// deltas appends the chunks of split text to out.
+func (j *job) deltas(out [][]byte, ds []chatlayer.Delta) [][]byte {
+	for _, d := range ds {
+		r, c := d.Reasoning, d.Content
+		if r != "" {
+			out = append(out, j.chunk(oai.Delta{ReasoningContent: &r}, nil))
+		} else {
+			out = append(out, j.chunk(oai.Delta{Content: &c}, nil))
+		}
+	}
+	return out
 }
 
 func (j *job) fail(err error) {
@@ -78,7 +106,7 @@ func (j *job) fail(err error) {
 // finish sends what the answer still owes: tool calls, the finish reason and usage.
 func (j *job) finish(r *result) {
 	defer close(j.done)
-	content, calls, finish, rest := r.answer(j.meta.id)
+	reasoning, content, calls, finish, rest := r.answer(j.meta.id, j.think != nil, j.inside)
 	usage := &oai.Usage{
 		PromptTokens:        r.prompt,
 		CompletionTokens:    r.completion,
@@ -88,13 +116,16 @@ func (j *job) finish(r *result) {
 	if !j.stream {
 		j.body = j.marshal(oai.ChatCompletion{
 			ID: j.meta.id, Object: "chat.completion", Created: j.meta.created, Model: j.meta.model,
-			Choices: []oai.Choice{{Message: oai.ResponseMessage{Role: "assistant", Content: content, ToolCalls: calls}, FinishReason: finish}},
+			Choices: []oai.Choice{{Message: oai.ResponseMessage{Role: "assistant", Content: content, ToolCalls: calls, ReasoningContent: reasoning}, FinishReason: finish}},
 			Usage:   usage,
 		})
 		return
 	}
 	var out [][]byte
-	if rest != "" {
+	switch {
+	case j.think != nil:
+		out = j.deltas(out, append(j.think.Feed(rest), j.think.Finish()...))
+	case rest != "":
 		out = append(out, j.chunk(oai.Delta{Content: &rest}, nil))
 	}
 	for i, c := range calls {
@@ -113,11 +144,13 @@ func (j *job) finish(r *result) {
 	j.send(event{err: io.EOF})
 }
 
-// answer reads the generated text as OpenAI sees it: content, tool calls parsed from the
-// held-back tail, and the finish reason. rest is tail text that was not a tool call and
-// that a stream has not sent yet. A call max_tokens cut short is still a call, with the
-// arguments so far, and the finish reason stays "length", as OpenAI answers.
-func (r *result) answer(id string) (content *string, calls []oai.ToolCall, finish, rest string) {
+// answer reads the generated text as OpenAI sees it: reasoning (a leading <think> block,
+// when the model thinks in tags; inside says the prompt opened it), content, tool calls
+// parsed from the held-back tail, and the finish reason. rest is tail text that was not
+// a tool call and that a stream has not sent yet. A call max_tokens cut short is still a
+// call, with the arguments so far, and the finish reason stays "length", as OpenAI
+// answers.
+func (r *result) answer(id string, thinks, inside bool) (reasoning, content *string, calls []oai.ToolCall, finish, rest string) {
 	text := r.text.content.String()
 	finish = r.finish
 	if r.text.inCall {
@@ -137,10 +170,16 @@ func (r *result) answer(id string) (content *string, calls []oai.ToolCall, finis
 			finish = oai.FinishToolCalls
 		}
 	}
+	if thinks {
+		var said string
+		if said, text = chatlayer.Split(text, inside); said != "" {
+			reasoning = &said
+		}
+	}
 	if len(calls) == 0 || strings.TrimSpace(text) != "" {
 		content = &text
 	}
-	return content, calls, finish, rest
+	return reasoning, content, calls, finish, rest
 }
 
 func (j *job) chunk(d oai.Delta, finish *string) []byte {

@@ -19,11 +19,21 @@ type request struct {
 	maxTokens int // 0: until the context is full
 	stops     []string
 	tools     bool // parse Hermes tool calls from the answer
+	// reasoning is each message's reasoning_content (or reasoning), "" where it has
+	// none, and effort the request's reasoning_effort: what the template gets besides
+	// chat (templateExtra).
+	reasoning []string
+	effort    string
 }
 
 // extensions are request fields beyond OpenAI's that llama-server and vLLM accept too.
 type extensions struct {
-	TopK *int `json:"top_k"`
+	TopK     *int `json:"top_k"`
+	Messages []struct {
+		ReasoningContent *string `json:"reasoning_content"`
+		Reasoning        *string `json:"reasoning"`
+	} `json:"messages"`
+	ReasoningEffort *string `json:"reasoning_effort"`
 }
 
 func parseRequest(body []byte) (*request, error) {
@@ -36,6 +46,10 @@ func parseRequest(body []byte) (*request, error) {
 	c := &r.chat
 	if len(c.Messages) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
+	}
+	r.reasoning = historyReasoning(&ext)
+	if ext.ReasoningEffort != nil {
+		r.effort = *ext.ReasoningEffort
 	}
 	if c.N != nil && *c.N != 1 {
 		return nil, badRequest("n", "the embedded engine returns one choice; set n to 1")

@@ -53,15 +53,27 @@ func compileTemplate(src string) (*chatTemplate, error) {
 // opening (add_generation_prompt). With catalogFirst the tools are laid out ahead of the
 // client's system prompt where format's templates allow it (see catalogFirstLayout).
 func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool, format string, catalogFirst bool) (string, error) {
+	return c.renderWith(msgs, tools, format, catalogFirst, templateExtra{})
+}
+
+// renderWith is render with what the messages' struct does not hold: their reasoning
+// and the template variables of the client's reasoning switch.
+func (c *chatTemplate) renderWith(msgs []oai.Message, tools []oai.Tool, format string, catalogFirst bool, x templateExtra) (string, error) {
 	llama3 := false
 	if catalogFirst && len(tools) > 0 {
-		msgs, llama3 = catalogFirstLayout(msgs, format)
+		n := len(msgs)
+		if msgs, llama3 = catalogFirstLayout(msgs, format); len(msgs) > n && len(x.reasoning) > 0 {
+			x.reasoning = append([]string{""}, x.reasoning...) // the empty system message put first
+		}
 	}
 	list := make([]jinja.Value, 0, len(msgs))
 	for i := range msgs {
 		v, err := messageValue(&msgs[i])
 		if err != nil {
 			return "", fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		if i < len(x.reasoning) && x.reasoning[i] != "" {
+			v.AsDict().Set("reasoning_content", jinja.NewString(x.reasoning[i]))
 		}
 		list = append(list, v)
 	}
@@ -70,6 +82,9 @@ func (c *chatTemplate) render(msgs []oai.Message, tools []oai.Tool, format strin
 		"add_generation_prompt": jinja.NewBool(true),
 		"bos_token":             jinja.NewString(""),
 		"eos_token":             jinja.NewString(""),
+	}
+	for k, v := range x.vars {
+		data[k] = v
 	}
 	if llama3 {
 		data["tools_in_user_message"] = jinja.NewBool(false)

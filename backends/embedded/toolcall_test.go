@@ -79,7 +79,7 @@ func TestAnswer_CutCallIsACallWithFinishLength(t *testing.T) {
 			f.push("Sure. ")
 			f.push(tt.tail)
 			r := &result{finish: oai.FinishLength, text: f, format: "hermes"}
-			content, calls, finish, rest := r.answer("chatcmpl-x")
+			_, content, calls, finish, rest := r.answer("chatcmpl-x", true, false)
 			if diff := cmp.Diff(tt.calls, calls); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
