@@ -51,8 +51,11 @@ type exchange struct {
 	ttft     time.Duration
 
 	usage *oai.Usage
-	cache backends.CacheSource
-	plan  *planner.Plan // nil when tools are not managed
+	// promptEstimate, set once the request is about to reach the engine, counts its
+	// prompt for a request that ends without a usage (chargeAbandoned).
+	promptEstimate func() int
+	cache          backends.CacheSource
+	plan           *planner.Plan // nil when tools are not managed
 	// engine is the engine's own timings of each round that reported them
 	// (backends.Timings): what the auto strategy learns the engine's costs from.
 	engine []backends.Timings

@@ -74,6 +74,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 	if err == nil {
 		defer release()
 		err = s.run(w, r, x, d)
+		s.chargeAbandoned(r, x)
 		s.access.Charge(context.WithoutCancel(r.Context()), x.caller.key, x.usage)
 		if x.prof != nil && x.prof.LimitKey() != nil {
 			s.access.Charge(context.WithoutCancel(r.Context()), x.prof.LimitKey(), x.usage)
@@ -199,6 +200,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		if err := s.planner.CheckBudget(rt.up.ContextWindow, env.Object, plan.ToolsArray(), plan.Messages()); err != nil {
 			return err
 		}
+		x.promptEstimate = func() int { return s.planner.PromptTokens(plan.ToolsArray(), plan.Messages()) }
 		x.strategy = plan.Strategy()
 		if plan.Thread() != "" {
 			w.Header().Set(HeaderThread, plan.Thread())
@@ -217,6 +219,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		if err := s.planner.CheckBudget(rt.up.ContextWindow, env.Object, env.Tools, msgs); err != nil {
 			return err
 		}
+		x.promptEstimate = func() int { return s.planner.PromptTokens(env.Tools, msgs) }
 	}
 	if _, chat := d.(chatDoor); !chat || plan != nil {
 		// A plan in client mode goes through the loop too, for one round: it holds the
