@@ -55,6 +55,12 @@ type Request struct {
 	// prompts differ still share the catalog's tokens in the engine's prefix cache. A
 	// backend whose template cannot do it renders the template's own order.
 	CatalogFirst bool
+	// ReasoningEffort is the client's reasoning switch where Body cannot carry it (a
+	// Messages request's thinking, which Chat Completions has no member for), one of
+	// reasoning_effort's values. A backend that renders the prompt itself maps it onto
+	// the chat template as it maps Body's reasoning_effort, which wins (backends/chatlayer);
+	// others ignore it. Empty: no switch.
+	ReasoningEffort string
 }
 
 // ToolConstrainer is a backend that enforces Request.Allowed while decoding (a token

@@ -156,16 +156,20 @@ func (b *Backend) Prompt(req *backends.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return b.render(r, req.CatalogFirst)
+	return b.render(r, req)
 }
 
-// render is r's prompt, with its history's reasoning and its reasoning switch.
-func (b *Backend) render(r *request, catalogFirst bool) (string, error) {
+// render is r's prompt, with its history's reasoning and its reasoning switch (the
+// body's, else req.ReasoningEffort).
+func (b *Backend) render(r *request, req *backends.Request) (string, error) {
+	if r.effort == "" {
+		r.effort = req.ReasoningEffort
+	}
 	x, err := r.extra(b.format.parse)
 	if err != nil {
 		return "", err
 	}
-	prompt, err := b.tmpl.renderWith(r.chat.Messages, r.chat.Tools, b.format.parse, catalogFirst, x)
+	prompt, err := b.tmpl.renderWith(r.chat.Messages, r.chat.Tools, b.format.parse, req.CatalogFirst, x)
 	if err != nil {
 		return "", badRequest("messages", err.Error())
 	}
@@ -187,7 +191,7 @@ func (b *Backend) ChatCompletionMasked(ctx context.Context, req *backends.Reques
 }
 
 func (b *Backend) complete(ctx context.Context, req *backends.Request, r *request, m Masker) (*backends.Response, error) {
-	prompt, err := b.render(r, req.CatalogFirst)
+	prompt, err := b.render(r, req)
 	if err != nil {
 		return nil, err
 	}

@@ -181,7 +181,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := templateBody(req.Body, b.opt.Format, req.CatalogFirst)
+	tmpl, err := templateBody(withEffort(req), b.opt.Format, req.CatalogFirst)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +193,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
+	p.inside = thinks(b.opt.Format) && chatlayer.StartsInside(prompt)
 	grammar, err := b.grammarFields(req, p, answer)
 	if err != nil {
 		return nil, err

@@ -284,6 +284,23 @@ func completionBody(prompt string, p *params, stream bool, grammar json.RawMessa
 	return append(out, '}'), nil
 }
 
+// withEffort is req's body with Request.ReasoningEffort as its reasoning_effort, for
+// the template only, where the body has none (a Messages request's thinking).
+func withEffort(req *backends.Request) []byte {
+	if req.ReasoningEffort == "" {
+		return req.Body
+	}
+	if v, ok := oai.Get(req.Body, "reasoning_effort"); ok && string(v) != "null" {
+		return req.Body
+	}
+	v, _ := json.Marshal(req.ReasoningEffort)
+	body, err := oai.Set(req.Body, "reasoning_effort", v)
+	if err != nil {
+		return req.Body // not an object: templateBody says so
+	}
+	return body
+}
+
 // effortKwargs are the chat_template_kwargs members the request's reasoning_effort maps
 // to (chatlayer.Effort): nil when it has none, so that the prompt renders as before.
 func effortKwargs(o *oai.Object, format string) ([]byte, error) {
