@@ -65,7 +65,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "requests_total",
-			Help: "Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages).",
+			Help: "Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages; embeddings, completions, rerank, score passed through).",
 		}, []string{"backend", "model", "status", "door"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "request_duration_seconds",

@@ -67,13 +67,22 @@ type request struct {
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
+	s.admitted(w, r, d.name(), d.writeError, func(r *http.Request, x *exchange) error { return s.run(w, r, x, d) })
+}
+
+// admitted runs a request of door through run once the key's limits admit it, charges
+// them with its usage, writes a failure with writeErr (unless the answer has begun) and
+// records it: what every request the gateway routes goes through (doors and the
+// endpoints it passes, passthrough.go).
+func (s *Server) admitted(w http.ResponseWriter, r *http.Request, door string, writeErr func(http.ResponseWriter, *slog.Logger, error) *apiError,
+	run func(*http.Request, *exchange) error) {
 	x := &exchange{id: requestID(r.Context()), start: s.now(), now: s.now, backend: "none", model: "none", strategy: "none", status: http.StatusOK,
-		caller: callerOf(r.Context()), door: d.name()}
+		caller: callerOf(r.Context()), door: door}
 	r = s.ops.RequestBegun(r, &x.ops, observe.Begun{ID: x.id, Door: x.door, Start: x.start}) // r as it was when tracing is off
 	release, err := s.access.Admit(r.Context(), x.caller.key)
 	if err == nil {
 		defer release()
-		err = s.run(w, r, x, d)
+		err = run(r, x)
 		s.chargeAbandoned(r, x)
 		s.access.Charge(context.WithoutCancel(r.Context()), x.caller.key, x.usage)
 		if x.prof != nil && x.prof.LimitKey() != nil {
@@ -87,7 +96,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d doorway) {
 			ae = toAPIError(err)
 			s.log.Warn("stream failed", "request_id", x.id, "backend", x.backend, "status", ae.Status, "error", err)
 		} else {
-			ae = d.writeError(w, s.log, err)
+			ae = writeErr(w, s.log, err)
 		}
 		x.status = ae.Status
 		x.ops.Failed = ae.Code

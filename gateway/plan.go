@@ -94,18 +94,28 @@ func useProfile(r *http.Request, x *exchange, q *request, pl *planner.Planner, b
 		q.body, q.env = body, env
 	}
 	q.prof, x.prof = p, p
+	release, err = admitProfile(r, p, budgets, rejected, now)
+	if err != nil {
+		return nil, "", err
+	}
+	return release, upstream, nil
+}
+
+// admitProfile takes a request from p's limits in budgets (429 past them, counted in
+// rejected).
+func admitProfile(r *http.Request, p *Profile, budgets tenant.Budgets, rejected *prometheus.CounterVec, now func() time.Time) (release func(), err error) {
 	p.MarkUsed(now())
 	release, refused, err := budgets.Admit(r.Context(), p.LimitKey())
 	if err != nil {
-		return nil, "", access.Unavailable(err)
+		return nil, access.Unavailable(err)
 	}
 	if refused != nil {
 		rejected.WithLabelValues("profile "+p.Name, refused.Reason).Inc()
-		return nil, "", &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return nil, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message:    "the profile " + quote(p.Name) + " is at its " + refused.Reason + " limit of " + strconv.Itoa(refused.Limit) + "; retry after the time in Retry-After",
 			RetryAfter: access.RetryAfter(refused.RetryAfter), Err: refused}
 	}
-	return release, upstream, nil
+	return release, nil
 }
 
 // backendRequest is one call to the backend: body, with the history's reasoning under

@@ -187,9 +187,6 @@ type Server struct {
 	// strategy (gateway/planner).
 	planner *planner.Planner
 
-	// readiness is /readyz's last round of probes (health.go).
-	readiness readiness
-
 	// ops is the operator's view (gateway/observe): the request log, live statistics
 	// and their event streams, spans, the admin endpoints.
 	ops opsObserver
@@ -280,6 +277,9 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("/v1/responses/", s.access.Authenticate(d.responses.byID))
 	s.handle("/v1/models", http.MethodGet, s.access.Authenticate(s.metered(d.models.ServeHTTP)))
 	s.handle("/v1/models/", http.MethodGet, s.access.Authenticate(s.metered(d.models.retrieve)))
+	for _, e := range passedEndpoints { // passthrough.go
+		s.handle("/v1/"+e, http.MethodPost, s.access.Authenticate(s.endpointHandler(e)))
+	}
 	s.handle("/v1/tools", http.MethodGet, s.access.Authenticate(s.metered(listTools(s.planner, s.log))))
 	s.handle("/v1/tools/search", http.MethodGet, s.access.Authenticate(s.metered(searchTools(s.planner, s.log))))
 	s.handle("/healthz", http.MethodGet, s.healthz)
@@ -289,7 +289,7 @@ func New(o Options) *Server {
 	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) { metricsHandler.ServeHTTP(w, r) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrorAs(w, s.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
-			Message: "unknown path " + r.URL.Path + "; the gateway serves /v1/chat/completions, /v1/responses, /v1/messages and /v1/models"}, envelopeFor(r))
+			Message: "unknown path " + r.URL.Path + "; the gateway serves /v1/chat/completions, /v1/responses, /v1/messages, /v1/models and " + endpointList()}, envelopeFor(r))
 	})
 	return s
 }
