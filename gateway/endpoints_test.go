@@ -1,10 +1,13 @@
 package gateway_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -96,4 +99,46 @@ func TestRouting_WrongMethodAndUnknownPathAreEnvelopes(t *testing.T) {
 		t.Errorf("unknown path: status %d", resp.StatusCode)
 	}
 	assertEnvelope(t, body, "", "unknown_url")
+}
+
+// TestReadyz_OneRoundOfProbesPerTTLAndNoErrorText: /readyz needs no key, and each call
+// probed every backend with the operator's credentials and echoed the probe's error
+// (an upstream's address, its answer). Now one round of probes answers every call for
+// five seconds of the gateway's clock, and a failed probe says only "unreachable".
+func TestReadyz_OneRoundOfProbesPerTTLAndNoErrorText(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var mu sync.Mutex
+	probes := 0
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		probes++
+		mu.Unlock()
+		replyJSON(500, `{"error":{"message":"organization org-secret-4417 is over quota","type":"server_error"}}`)(w, r)
+	})
+	gw := gatewayFor(t, up, withClock(clock))
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return probes
+	}
+	for i := range 20 {
+		resp, body := get(t, gw.URL+"/readyz")
+		if resp.StatusCode != 503 || bytes.Contains(body, []byte("org-secret")) || bytes.Contains(body, []byte("127.0.0.1")) ||
+			!bytes.Contains(body, []byte(`"error":"unreachable"`)) {
+			t.Fatalf("call %d: %d %s, want 503 saying unreachable and nothing of the upstream's answer or address", i, resp.StatusCode, body)
+		}
+	}
+	if n := count(); n != 1 {
+		t.Errorf("20 calls within the TTL probed the upstream %d times, want 1", n)
+	}
+	clock.advance(4 * time.Second)
+	get(t, gw.URL+"/readyz")
+	if n := count(); n != 1 {
+		t.Errorf("4 s later: %d probes, want still 1", n)
+	}
+	clock.advance(time.Second)
+	get(t, gw.URL+"/readyz")
+	if n := count(); n != 2 {
+		t.Errorf("5 s later: %d probes, want 2", n)
+	}
 }

@@ -45,35 +45,20 @@ func (b *Backend) maskIndex() (*masking.Index, error) {
 	return b.masks.index, b.masks.err
 }
 
-// maskFor is the constraint for a request with tools: tool calls may name only the
+// toolMask is the constraint for a request with tools: tool calls may name only the
 // allowed tools — the gateway's Allowed when it sent the whole catalog (strategy mask),
 // else the request's own tools — in the mode its tool_choice asks for. Nil when the
 // request has no tools or tool_choice is "none".
-func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
+func (b *Backend) toolMask(req *backends.Request, r *request) (Masker, error) {
 	if len(r.chat.Tools) == 0 || !r.tools {
 		return nil, nil
 	}
 	if !b.format.constrains {
 		return nil, nil
 	}
-	spec := masking.Spec{Format: b.format.mask, Mode: masking.ModeAuto}
-	if req.Allowed != nil {
-		spec.Allowed = req.Allowed
-	} else {
-		for _, t := range r.chat.Tools {
-			spec.Allowed = append(spec.Allowed, t.Function.Name)
-		}
-	}
-	mode, named, _, err := masking.ParseToolChoice(r.chat.ToolChoice)
+	spec, err := toolSpec(req, r, b.format.mask)
 	if err != nil {
-		return nil, badRequest("tool_choice", err.Error())
-	}
-	spec.Mode = mode
-	spec.OneCall = r.chat.ParallelToolCalls != nil && !*r.chat.ParallelToolCalls
-	if named != nil {
-		if spec.Allowed = masking.Narrow(spec.Allowed, named); len(spec.Allowed) == 0 {
-			return nil, badRequest("tool_choice", "tool_choice names no tool the model may call")
-		}
+		return nil, err
 	}
 	ix, err := b.maskIndex()
 	if err != nil {
@@ -84,7 +69,51 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 		return nil, badRequest("tools", err.Error())
 	}
 	st := m.NewState()
-	cat, err := b.masks.catalogs.Get(req.ToolsID, func() (map[string]json.RawMessage, error) {
+	cat, err := b.toolCatalog(req, r, ix)
+	if err != nil {
+		return nil, err
+	}
+	grammar, err := cat.CallGBNF(spec)
+	if errors.Is(err, masking.ErrNoCallAllowed) {
+		// No call can start: the mask alone keeps the trigger out.
+		return &maskState{st: &st, bits: masking.NewBitset(b.model.NumVocab())}, nil
+	}
+	if err != nil {
+		return nil, badRequest("tools", err.Error())
+	}
+	return newCallMasker(st, spec, b.masks.gv, grammar, b.model.NumVocab(), func(id int) string { return b.masks.pieces[id] }), nil
+}
+
+// toolSpec is what a request with tools may call: the gateway's Allowed when it sent
+// the whole catalog (strategy mask), else the request's own tools, narrowed and moded
+// by its tool_choice.
+func toolSpec(req *backends.Request, r *request, f masking.Format) (masking.Spec, error) {
+	spec := masking.Spec{Format: f, Mode: masking.ModeAuto}
+	if req.Allowed != nil {
+		spec.Allowed = req.Allowed
+	} else {
+		for _, t := range r.chat.Tools {
+			spec.Allowed = append(spec.Allowed, t.Function.Name)
+		}
+	}
+	mode, named, _, err := masking.ParseToolChoice(r.chat.ToolChoice)
+	if err != nil {
+		return spec, badRequest("tool_choice", err.Error())
+	}
+	spec.Mode = mode
+	spec.OneCall = r.chat.ParallelToolCalls != nil && !*r.chat.ParallelToolCalls
+	if named != nil {
+		if spec.Allowed = masking.Narrow(spec.Allowed, named); len(spec.Allowed) == 0 {
+			return spec, badRequest("tool_choice", "tool_choice names no tool the model may call")
+		}
+	}
+	return spec, nil
+}
+
+// toolCatalog is the catalog of the request's tools array, kept per ToolsID so each
+// tool's arguments grammar is rendered once.
+func (b *Backend) toolCatalog(req *backends.Request, r *request, ix *masking.Index) (*masking.Catalog, error) {
+	return b.masks.catalogs.Get(req.ToolsID, func() (map[string]json.RawMessage, error) {
 		params := make(map[string]json.RawMessage, len(r.chat.Tools))
 		names := make([]string, 0, len(r.chat.Tools))
 		for _, t := range r.chat.Tools {
@@ -100,18 +129,6 @@ func (b *Backend) maskFor(req *backends.Request, r *request) (Masker, error) {
 		}
 		return params, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	grammar, err := cat.CallGBNF(spec)
-	if errors.Is(err, masking.ErrNoCallAllowed) {
-		// No call can start: the mask alone keeps the trigger out.
-		return &maskState{st: &st, bits: masking.NewBitset(b.model.NumVocab())}, nil
-	}
-	if err != nil {
-		return nil, badRequest("tools", err.Error())
-	}
-	return newCallMasker(st, spec, b.masks.gv, grammar, b.model.NumVocab(), func(id int) string { return b.masks.pieces[id] }), nil
 }
 
 // maskState adapts a masking.State to the engine's Masker.

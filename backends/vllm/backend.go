@@ -58,7 +58,8 @@ type Placement struct {
 type StringMember struct{ Key, Prefix, Suffix string }
 
 // StructuredOutputs is vLLM's placement: structured_outputs.structural_tag, a JSON
-// string.
+// string, unless the client constrains the output itself (clientConstrains: its
+// response_format wins, and the request goes unconstrained).
 var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
 	var so bytes.Buffer
 	enc := json.NewEncoder(&so)
@@ -69,7 +70,8 @@ var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
 		return nil, err
 	}
 	return []oai.Edit{{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))}}, nil
-}, String: &StringMember{Key: "structured_outputs", Prefix: `{"structural_tag":`, Suffix: `}`}}
+}, String: &StringMember{Key: "structured_outputs", Prefix: `{"structural_tag":`, Suffix: `}`},
+	Conflict: clientConstrains}
 
 // New returns vLLM's Backend; o is as for openaicompat (BaseURL with /v1), and o.Format
 // names the model's tool-call format, which the tag must match.
@@ -168,7 +170,8 @@ func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backen
 
 // Constrain returns body with the structural tag for allowed (nil: every tool of the
 // request), in the Hermes format, and tool_choice "auto", or body unchanged when it has no
-// tools or its tool_choice is "none". It edits only those two members.
+// tools, its tool_choice is "none", or the client constrains the output itself
+// (clientConstrains). It edits only those two members.
 func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 	out, o, err := Place(body, allowed, masking.Hermes(), StructuredOutputs, oai.ToolSchemas)
 	return out, o == Constrained, err

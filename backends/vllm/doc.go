@@ -9,5 +9,12 @@
 // (vLLM docs, "Structured Outputs": structural_tag; the guided_* fields were removed in
 // v0.12). Everything else — transport, errors, streams — is openaicompat's.
 //
+// A client that constrains the output itself (response_format json_schema or
+// json_object, structured_outputs, a guided_* field) wins: vLLM takes one kind of
+// constraint per request, and the tag would fight the client's schema, so the request
+// goes as the client wrote it, unconstrained by the gateway (the gateway's own check of
+// call names still answers a call outside the loaded set). SGLang's backend, on this
+// type, does the same with its tag in response_format.
+//
 // It must not mark tools strict (vLLM would add a constraint of its own over every tool).
 package vllm

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +84,8 @@ func TestRun_KeysFromTheEnvironmentMustBeSetLongAndNotTheAdminKey(t *testing.T) 
 		{"unset", map[string]string{"ADM": "admin-key-0123456789"}, "keys[0] (alice): environment variable ALICE is empty"},
 		{"short", map[string]string{"ADM": "admin-key-0123456789", "ALICE": "hunter2"}, "the key in ALICE has 7 characters; use at least 16"},
 		{"admin", map[string]string{"ADM": "admin-key-0123456789", "ALICE": "admin-key-0123456789"}, "keys[0] (alice) is the admin key"},
+		// The admin key was taken at any length, shorter than any client key.
+		{"admin short", map[string]string{"ADM": "adm1", "ALICE": "alice-key-0123456789"}, "admin_key_env: the key in ADM has 4 characters; use at least 16"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -185,5 +189,25 @@ func TestRun_TheDockerExampleNeedsItsKey(t *testing.T) {
 	code := run(context.Background(), []string{"-config", "../../examples/docker.yaml", "-listen", "0.0.0.0:4000"}, func(string) string { return "" }, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "MASKGATE_KEY_TEAM is empty") {
 		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestSecretValues_NamesEverySecret: the log redactor is given the value of every
+// secret the configuration names; the MCP servers' header tokens and the Redis password
+// were missing.
+func TestSecretValues_NamesEverySecret(t *testing.T) {
+	cfg := &config.Config{AdminKeyEnv: "ADM", ThreadSaltEnv: "SALT",
+		Backends:   []config.Backend{{Name: "b", APIKeyEnv: "UP"}},
+		Keys:       []config.Key{{Name: "alice", KeyEnv: "ALICE"}},
+		MCPServers: []config.MCPServer{{Name: "gh", URL: "https://mcp.example", HeadersEnv: map[string]string{"Authorization": "GH_TOKEN", "X-Team": "TEAM_TOKEN"}}},
+		State:      config.State{Redis: config.Redis{URL: "redis://r:6379", PasswordEnv: "REDIS_PW"}},
+	}
+	cfg.Search.Embeddings.APIKeyEnv = "EMB"
+	env := map[string]string{"ADM": "v-adm", "SALT": "v-salt", "UP": "v-up", "ALICE": "v-alice", "GH_TOKEN": "v-gh", "TEAM_TOKEN": "v-team", "REDIS_PW": "v-redis", "EMB": "v-emb"}
+	got := secretValues(cfg, func(k string) string { return env[k] })
+	slices.Sort(got)
+	want := slices.Sorted(maps.Values(env))
+	if !slices.Equal(got, want) {
+		t.Errorf("secret values %v, want %v", got, want)
 	}
 }

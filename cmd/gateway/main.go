@@ -152,6 +152,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			fmt.Fprintf(stderr, "gateway: admin_key_env: environment variable %s is empty; export the admin key in it\n", cfg.AdminKeyEnv)
 			return 2
 		}
+		if len(adminKey) < minKeyLength {
+			// The admin key reads every key's traffic statistics and threads: it is held to
+			// a client key's length at least.
+			fmt.Fprintf(stderr, "gateway: admin_key_env: the key in %s has %d characters; use at least %d random ones (openssl rand -hex 32)\n", cfg.AdminKeyEnv, len(adminKey), minKeyLength)
+			return 2
+		}
 	}
 	keys, err := buildKeys(cfg, getenv, adminKey)
 	if err != nil {

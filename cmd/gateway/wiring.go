@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,12 +115,18 @@ func newReplicated(b config.Backend, key string, transport http.RoundTripper, lo
 		HealthInterval: time.Duration(b.HealthInterval), Logger: log})
 }
 
-// secretValues are the values of every key the configuration names (upstream keys, the
-// admin key, the embeddings key), for the log redactor.
+// secretValues are the values of every secret the configuration names (upstream keys,
+// the admin key, the embeddings key, the thread salt, the MCP servers' header tokens, the
+// Redis password), for the log redactor.
 func secretValues(cfg *config.Config, getenv func(string) string) []string {
-	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv, cfg.ThreadSaltEnv}
+	names := []string{cfg.AdminKeyEnv, cfg.Search.Embeddings.APIKeyEnv, cfg.ThreadSaltEnv, cfg.State.Redis.PasswordEnv}
 	for _, b := range cfg.Backends {
 		names = append(names, b.APIKeyEnv)
+	}
+	for _, m := range cfg.MCPServers {
+		for _, header := range slices.Sorted(maps.Keys(m.HeadersEnv)) {
+			names = append(names, m.HeadersEnv[header])
+		}
 	}
 	for _, k := range cfg.Keys {
 		names = append(names, k.KeyEnv)

@@ -77,8 +77,9 @@
 //
 // Not sent, with no chat equivalent: top_k (kept in Request.TopK; vLLM, SGLang and
 // llama-server would take it as an extension, which is the gateway's call), thinking
-// (kept in Request.Thinking: whether an engine reasons is its template's business),
-// output_config.effort, service_tier, container, inference_geo, context_management, a
+// (kept in Request.Thinking; Request.ReasoningEffort reads it as reasoning_effort's
+// values, which the gateway hands the backends that render the prompt themselves, never
+// the body, where an OpenAI upstream would refuse it), output_config.effort, service_tier, container, inference_geo, context_management, a
 // text block's citations, and any other member. A conversation that ends with an
 // assistant message is Anthropic's prefill (Request.Prefill): chat engines differ on it.
 //

@@ -310,7 +310,9 @@ func decode(body []byte, opt Options, count bool) (*Request, *door.Error) {
 	if len(msgs) == 0 {
 		return nil, bad("messages", "at least one message is required")
 	}
+	answered := lastAnswered(msgs)
 	for i, m := range msgs {
+		t.historic = i < answered
 		if e := t.message(i, m); e != nil {
 			return nil, e
 		}

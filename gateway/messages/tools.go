@@ -15,6 +15,8 @@ type translator struct {
 	server map[string]string
 	// lastRole is the role of the last message read.
 	lastRole string
+	// historic says the message being read is history: an assistant message follows it.
+	historic bool
 }
 
 func (t *translator) refuse() bool { return t.opt.Hosted == HostedRefuse }

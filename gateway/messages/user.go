@@ -76,7 +76,7 @@ func (t *translator) userPart(p, typ string, o *oai.Object, inResult bool) ([]pa
 		}
 		return []part{textPart(s)}, nil
 	case "image":
-		ip, e := imagePart(p, o)
+		ip, e := t.image(p, o)
 		if e != nil {
 			return nil, e
 		}

@@ -142,6 +142,9 @@ func (c *conv) chatPart(p []byte, param string) ([]byte, *door.Error) {
 		}
 		if url == nil {
 			if fid, _ := pf.str("file_id"); fid != "" {
+				if c.historic && c.d != nil {
+					return c.d.imageLeftOut(pf.param("file_id")), nil
+				}
 				return nil, unsupported(pf.param("file_id"), "Images by file_id cannot be resolved by this gateway ('%s'); send image_url (a URL or a data: URL).", pf.param("file_id"))
 			}
 			return nil, missing(pf.param("image_url"))

@@ -37,7 +37,9 @@ func (d *decoder) input(raw []byte) *door.Error {
 	if d.r.Input == nil {
 		d.r.Input = []json.RawMessage{}
 	}
+	answered := lastAnswered(d.r.Input)
 	for i, it := range d.r.Input {
+		d.c.historic = i < answered
 		if isReference(it) {
 			ref, e := d.reference(it, indexed("input", i))
 			if e != nil {
@@ -76,6 +78,9 @@ type conv struct {
 	text, reasoning       strings.Builder
 	hasText, hasReasoning bool
 	calls                 [][]byte
+
+	// historic says the item being read is history: an assistant-side item follows it.
+	historic bool
 }
 
 // flush ends the assistant message being gathered.

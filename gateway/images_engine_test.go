@@ -1,0 +1,140 @@
+package gateway_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/gateway"
+	"github.com/maskgate/maskgate/internal/enginetest"
+)
+
+// pngData is a 1x1 PNG, base64: what a client sends as an image.
+const pngData = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+const cannotSee = "[image omitted: this model cannot read images]"
+
+// engineRecorder is a reverse proxy in front of llama-server that keeps the body of
+// every request it passes, by path.
+type engineRecorder struct {
+	mu     sync.Mutex
+	bodies map[string][]string
+}
+
+func (e *engineRecorder) proxy(t *testing.T, target string) *httptest.Server {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		e.mu.Lock()
+		e.bodies[r.URL.Path] = append(e.bodies[r.URL.Path], string(b))
+		e.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (e *engineRecorder) last(path string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.bodies[path]
+	if len(b) == 0 {
+		return ""
+	}
+	return b[len(b)-1]
+}
+
+// imageDoors are two-turn chats whose first user turn carries an image (a data: URL),
+// per door: the first turn alone, then the same with an answer and a second user turn.
+func imageDoors(model string) []struct{ door, path, turn1, turn2 string } {
+	return []struct{ door, path, turn1, turn2 string }{
+		{"chat", "/v1/chat/completions",
+			`{"model":"` + model + `","max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + pngData + `"}}]}]}`,
+			`{"model":"` + model + `","max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + pngData + `"}}]},{"role":"assistant","content":"a dot"},{"role":"user","content":"and its color?"}]}`},
+		{"responses", "/v1/responses",
+			`{"model":"` + model + `","max_output_tokens":16,"store":false,"input":[{"role":"user","content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,` + pngData + `"}]}]}`,
+			`{"model":"` + model + `","max_output_tokens":16,"store":false,"input":[{"role":"user","content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,` + pngData + `"}]},{"role":"assistant","content":[{"type":"output_text","text":"a dot"}]},{"role":"user","content":"and its color?"}]}`},
+		{"messages", "/v1/messages",
+			`{"model":"` + model + `","max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + pngData + `"}}]}]}`,
+			`{"model":"` + model + `","max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + pngData + `"}}]},{"role":"assistant","content":"a dot"},{"role":"user","content":"and its color?"}]}`},
+	}
+}
+
+// TestImages_TextOnlyLlamaServer: a real llama-server serving the tiny model (no
+// projector: /props says vision false) is sent, through each door, whole and streamed, a
+// two-turn chat whose first turn carries an image. Both turns answer 200 with a warning
+// naming the image, and the prompt llama-server renders and generates from holds the
+// note where the image was, never its base64. Before, /apply-template answered 500
+// "image input is not supported" on the first turn and again on every later one.
+func TestImages_TextOnlyLlamaServer(t *testing.T) {
+	ls := enginetest.Llama(t)
+	rec := &engineRecorder{bodies: map[string][]string{}}
+	px := rec.proxy(t, ls.URL)
+	be, err := llamacpp.New(llamacpp.Options{Name: "llama", BaseURL: px.URL, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "llama", Kind: "llamacpp", Models: []string{"*"}, Backend: be}}}))
+	t.Cleanup(gw.Close)
+
+	for _, d := range imageDoors(ls.Model) {
+		for _, stream := range []bool{false, true} {
+			for turn, body := range []string{d.turn1, d.turn2} {
+				if stream {
+					body = strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1)
+				}
+				resp, err := http.Post(gw.URL+d.path, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				name := d.door
+				if stream {
+					name += " streamed"
+				}
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s turn %d: status %d: %s", name, turn+1, resp.StatusCode, out)
+					continue
+				}
+				if stream && (bytes.Contains(out, []byte("event: error")) || bytes.Contains(out, []byte(`"type":"error"`))) {
+					t.Errorf("%s turn %d: the stream carries an error: %s", name, turn+1, out)
+				}
+				warns := resp.Header.Values(gateway.HeaderWarning)
+				if len(warns) != 1 || !strings.HasSuffix(warns[0], ": image omitted: this model cannot read images") {
+					t.Errorf("%s turn %d: warnings %q, want one naming the image", name, turn+1, warns)
+				}
+				var comp struct {
+					Prompt string `json:"prompt"`
+				}
+				if err := json.Unmarshal([]byte(rec.last("/completion")), &comp); err != nil {
+					t.Fatalf("%s turn %d: /completion body: %v", name, turn+1, err)
+				}
+				if strings.Count(comp.Prompt, cannotSee) != 1 || strings.Contains(comp.Prompt, pngData[:40]) {
+					t.Errorf("%s turn %d: the engine's prompt holds %d notes (want 1) or the image's base64:\n%s", name, turn+1, strings.Count(comp.Prompt, cannotSee), comp.Prompt)
+				}
+				if tmpl := rec.last("/apply-template"); strings.Contains(tmpl, pngData[:40]) {
+					t.Errorf("%s turn %d: /apply-template was sent the image: %.300s", name, turn+1, tmpl)
+				}
+				if turn == 1 && !strings.Contains(comp.Prompt, "and its color?") {
+					t.Errorf("%s turn 2: the prompt lacks the second turn:\n%s", name, comp.Prompt)
+				}
+			}
+		}
+	}
+}
