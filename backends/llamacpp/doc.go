@@ -16,6 +16,13 @@
 // ChatTemplate (GET /props, from which toolcall.Detect tells the format) are optional
 // abilities for the gateway's constraint and configuration code.
 //
+// A structured output (response_format json_object or json_schema, read by
+// backends/chatlayer's Format into masking's Answer) goes into /completion as a grammar
+// of the whole answer, not lazy; beside tools the model may call, Options.Grammar is
+// told the answer (GrammarRequest.Answer) and returns one grammar whose root is the
+// allowed calls or the answer. response_format never reaches /apply-template. A schema
+// keyword the grammar cannot express is a 400 naming it.
+//
 // When backends.Request.CatalogFirst asks, the template lays the tools out ahead of the
 // client's system prompt, so that sessions whose system prompts differ share the
 // catalog's tokens in llama-server's prefix cache: under Hermes a leading system message
