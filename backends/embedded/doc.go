@@ -64,6 +64,15 @@
 // temperature alone is the masked distribution exactly; go test -bench CallGrammar
 // measures the steps.
 //
+// # Structured outputs
+//
+// A response_format (json_object, json_schema; backends/chatlayer's Format, a 400 for a
+// schema keyword the grammar cannot express) holds the whole output, from its first
+// token, to llama.cpp's grammar sampler over masking's Answer grammar: the answer alone
+// where no call may come, masking's GBNFOrAnswer (an allowed call or the answer, one
+// root) where calls are optional; a required call keeps the call mask. At each step the
+// grammar's tokens are allowed, and the end once the grammar is complete.
+//
 // # Prefix reuse
 //
 // The llama.cpp context holds Slots sequences. Each slot remembers the tokens its KV cache
