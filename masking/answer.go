@@ -268,3 +268,21 @@ func hasString(list []string, s string) bool {
 	}
 	return false
 }
+
+// PrefixRoot returns grammar (GBNF whose first rule is root) with root preceded by the
+// literal text: an output that must first close what the prompt opened (a reasoning
+// block a template opens, "</think>\n\n") before the grammar's own language.
+func PrefixRoot(grammar, text string) string {
+	body, rest, ok := strings.Cut(strings.TrimPrefix(grammar, "root ::= "), "\n")
+	if !ok || !strings.HasPrefix(grammar, "root ::= ") {
+		return grammar
+	}
+	var b strings.Builder
+	b.WriteString("root ::= ")
+	writeGBNFLiteral(&b, text)
+	b.WriteString(" ( ")
+	b.WriteString(body)
+	b.WriteString(" )\n")
+	b.WriteString(rest)
+	return b.String()
+}

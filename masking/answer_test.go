@@ -129,3 +129,14 @@ func TestGBNFOrAnswer_Text(t *testing.T) {
 		t.Error("a required call beside an answer was rendered")
 	}
 }
+
+// TestPrefixRoot: the root is the literal, then the old root's body as one group; the
+// rules after it are unchanged.
+func TestPrefixRoot(t *testing.T) {
+	got := PrefixRoot("root ::= calls | ans\ncalls ::= call\n", "</think>\n\n")
+	if want := "root ::= \"</think>\\n\\n\" ( calls | ans )\ncalls ::= call\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	a, _ := NewAnswer([]byte(AnyObject))
+	checkRefs(t, PrefixRoot(a.GBNF(), "</think>"))
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
 )
@@ -21,6 +22,12 @@ import (
 //   - otherwise none.
 //
 // response_format never reaches /apply-template: the prompt stays the client's bytes.
+//
+// Where the prompt opened a reasoning block (p.inside: Qwen3's thinking templates and the
+// like), a grammar that holds the answer first closes the block ("</think>\n\n", as
+// those templates write an empty one): the answer then comes as content, without
+// reasoning, where a grammar from the first token would have made the whole answer
+// reasoning.
 func (b *Backend) grammarFields(req *backends.Request, p *params, answer *masking.Answer) (json.RawMessage, error) {
 	switch {
 	case p.calls && b.opt.Grammar != nil:
@@ -30,11 +37,36 @@ func (b *Backend) grammarFields(req *backends.Request, p *params, answer *maskin
 		if err != nil {
 			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
 		}
+		if answer != nil && !p.required && p.inside {
+			return closingThink(g)
+		}
 		return g, nil
 	case p.calls && answer != nil:
 		return nil, backends.BadRequest("response_format", "backend %q reads tool calls in the %s format, which no grammar here expresses, so the answer cannot be held to response_format while tools may be called; send tool_choice \"none\" or leave response_format out", b.opt.Name, b.opt.Format)
 	case answer != nil:
-		return json.Marshal(masking.Grammar{Grammar: answer.GBNF()})
+		g := answer.GBNF()
+		if p.inside {
+			g = masking.PrefixRoot(g, thinkClose)
+		}
+		return json.Marshal(masking.Grammar{Grammar: g})
 	}
 	return nil, nil
+}
+
+// thinkClose is what closes a reasoning block the prompt opened, as templates write an
+// empty one.
+const thinkClose = chatlayer.CloseTag + "\n\n"
+
+// closingThink rewrites the grammar member of fields to close the reasoning block first.
+func closingThink(fields json.RawMessage) (json.RawMessage, error) {
+	raw, ok := oai.Get(fields, "grammar")
+	var g string
+	if !ok || json.Unmarshal(raw, &g) != nil {
+		return fields, nil
+	}
+	enc, err := json.Marshal(masking.PrefixRoot(g, thinkClose))
+	if err != nil {
+		return nil, err
+	}
+	return oai.Set(fields, "grammar", enc)
 }

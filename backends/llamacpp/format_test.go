@@ -92,3 +92,62 @@ func TestResponseFormat_Refusals(t *testing.T) {
 		t.Errorf("%d generations were sent for refused requests", n)
 	}
 }
+
+// TestResponseFormat_ClosesAnOpenThinkBlock: where the prompt opened a reasoning block,
+// the answer's grammar first closes it, so the answer comes back as content; beside
+// optional calls the same; with a closed or no block the grammar is the answer's alone.
+func TestResponseFormat_ClosesAnOpenThinkBlock(t *testing.T) {
+	f := newFake(t, "</think>\n\n", `{"city":"Oslo"}`)
+	f.prompt = testPrompt + "<think>\n"
+	rf := `,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":` + answerSchema + `}}`
+	b := newTestBackend(t, f.URL, grammarForTest)
+	for _, body := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]` + rf + `}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":` + twoTools + rf + `}`,
+	} {
+		resp, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct{ Grammar string }
+		json.Unmarshal(f.last("/completion"), &sent)
+		if !strings.HasPrefix(sent.Grammar, `root ::= "</think>\n\n" ( `) {
+			t.Errorf("grammar %q does not close the block first", sent.Grammar)
+		}
+		var c struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		if json.Unmarshal(resp.Body, &c); len(c.Choices) != 1 || c.Choices[0].Message.Content != `{"city":"Oslo"}` {
+			t.Errorf("answer %s", resp.Body)
+		}
+	}
+	f.prompt = testPrompt + "<think>\n\n</think>\n\n"
+	if _, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(`{"model":"m","messages":[]` + rf + `}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var sent struct{ Grammar string }
+	json.Unmarshal(f.last("/completion"), &sent)
+	if !strings.HasPrefix(sent.Grammar, "root ::= ans\n") {
+		t.Errorf("a closed block: grammar %q", sent.Grammar)
+	}
+}
+
+// grammarForTest is a GrammarFunc that answers with masking's calls-or-answer grammar
+// for a Hermes catalog of the request's tools, as cmd/gateway's grammarFor does.
+func grammarForTest(r GrammarRequest) (json.RawMessage, error) {
+	cat := masking.NewCatalog(map[string]json.RawMessage{"get_weather": nil, "search": nil})
+	spec := masking.Spec{Format: masking.Hermes(), Allowed: r.Allowed}
+	if r.Answer == nil || r.Required {
+		spec.Mode = masking.ModeRequired
+		g, err := cat.GBNF(spec)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(g)
+	}
+	g, err := cat.GBNFOrAnswer(spec, r.Answer)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(g)
+}
