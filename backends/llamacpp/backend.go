@@ -199,7 +199,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 		return nil, err
 	}
 	body, err := completionBody(prompt, p, req.Stream, grammar)
-	if err == nil && p.calls {
+	if err == nil && parses(p, b.opt.Format) {
 		body, err = withPreservedTokens(body, toolcall.SpecialTokens(b.opt.Format))
 	}
 	if err == nil {

@@ -137,25 +137,44 @@ func equalAnswer(a, b answer) bool {
 	return a.reasoning == b.reasoning && a.content == b.content && a.finish == b.finish && strings.Join(a.calls, ";") == strings.Join(b.calls, ";")
 }
 
-// TestReasoning_HarmonyAnalysisWithTools: gpt-oss's analysis channel is reasoning when
-// tools are present, where it was dropped.
-func TestReasoning_HarmonyAnalysisWithTools(t *testing.T) {
-	f := newFake(t, "<|channel|>analysis<|message|>Need the", " weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}<|call|>")
-	b := newFormatBackend(t, f.URL, "harmony", nil)
-	want := answer{reasoning: "Need the weather.", calls: []string{`get_weather({"city":"Oslo"})`}, finish: "tool_calls"}
-	resp, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(toolsBody), Model: "q"})
-	if err != nil {
-		t.Fatal(err)
+// TestReasoning_HarmonyAnalysis: gpt-oss's analysis channel is reasoning, with tools
+// (where it was dropped) and without (where the channels came as content, their markers
+// left out by llama-server, which now preserves them).
+func TestReasoning_HarmonyAnalysis(t *testing.T) {
+	cases := []struct {
+		name, body string
+		pieces     []string
+		want       answer
+	}{
+		{"with tools", toolsBody,
+			[]string{"<|channel|>analysis<|message|>Need the", " weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}<|call|>"},
+			answer{reasoning: "Need the weather.", calls: []string{`get_weather({"city":"Oslo"})`}, finish: "tool_calls"}},
+		{"without tools", `{"model":"q","messages":[{"role":"user","content":"hi"}]}`,
+			[]string{"<|channel|>analysis<|message|>A greet", "ing.<|end|><|start|>assistant<|channel|>final<|message|>Hello", "!<|return|>"},
+			answer{reasoning: "A greeting.", content: "Hello!", finish: "stop"}},
 	}
-	if got := wholeAnswer(t, resp.Body); !equalAnswer(got, want) {
-		t.Errorf("whole: %+v, want %+v", got, want)
-	}
-	resp, err = b.ChatCompletion(background(t), &backends.Request{Body: []byte(streamBody(toolsBody)), Model: "q", Stream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := streamedAnswer(t, readStream(t, resp.Stream)); !equalAnswer(got, want) {
-		t.Errorf("streamed: %+v, want %+v", got, want)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, c.pieces...)
+			b := newFormatBackend(t, f.URL, "harmony", nil)
+			resp, err := b.ChatCompletion(background(t), &backends.Request{Body: []byte(c.body), Model: "q"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := wholeAnswer(t, resp.Body); !equalAnswer(got, c.want) {
+				t.Errorf("whole: %+v, want %+v", got, c.want)
+			}
+			if pt, _ := oai.Get(f.last("/completion"), "preserved_tokens"); !strings.Contains(string(pt), `"<|channel|>"`) {
+				t.Errorf("preserved_tokens %s: the channel marker would be left out of the text", pt)
+			}
+			resp, err = b.ChatCompletion(background(t), &backends.Request{Body: []byte(streamBody(c.body)), Model: "q", Stream: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := streamedAnswer(t, readStream(t, resp.Stream)); !equalAnswer(got, c.want) {
+				t.Errorf("streamed: %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }
 

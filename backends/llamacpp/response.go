@@ -88,7 +88,7 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 	if thinks(m.format) {
 		reasoning, text = chatlayer.Split(r.Content, p.inside)
 	}
-	if !p.calls {
+	if !parses(p, m.format) {
 		msg.Content = &text
 	} else {
 		parsed, err := toolcall.Parse(m.format, text, toolcall.Options{ResponseID: m.id, Cut: cut(r)})
@@ -113,6 +113,12 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 		Usage:   usage(r),
 	}
 }
+
+// parses says the text goes through the tool-call parser: the request may call tools,
+// or the format is harmony, whose channels (analysis: reasoning; final: the answer) only
+// the parser reads apart. A harmony model that addresses a function unasked still
+// makes a call, which the gateway checks against the tools the request allows.
+func parses(p *params, format string) bool { return p.calls || format == toolcall.Harmony }
 
 // thinks says a format's models write their reasoning as a <think> block; harmony's
 // models write it in the analysis channel, which its tool-call reader separates.

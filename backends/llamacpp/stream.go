@@ -130,7 +130,7 @@ type chunker struct {
 	p     *params
 	m     meta
 	th    *chatlayer.Think // when the format thinks in tags
-	sp    *toolcall.Parser // when p.calls
+	sp    *toolcall.Parser // when parses
 	role  bool
 	calls int
 }
@@ -143,7 +143,7 @@ func (c *chunker) add(r *completionResult) [][]byte {
 		if thinks(c.m.format) {
 			c.th = chatlayer.NewThink(c.p.inside)
 		}
-		if c.p.calls {
+		if parses(c.p, c.m.format) {
 			c.sp = newParser(c.m)
 		}
 	}
