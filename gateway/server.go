@@ -187,6 +187,9 @@ type Server struct {
 	// strategy (gateway/planner).
 	planner *planner.Planner
 
+	// readiness is /readyz's last round of probes (health.go).
+	readiness readiness
+
 	// ops is the operator's view (gateway/observe): the request log, live statistics
 	// and their event streams, spans, the admin endpoints.
 	ops opsObserver
