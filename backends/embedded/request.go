@@ -37,6 +37,7 @@ type extensions struct {
 }
 
 func parseRequest(body []byte) (*request, error) {
+	body = withoutImages(body) // images.go: the engine reads none
 	r := &request{}
 	if err := json.Unmarshal(body, &r.chat); err != nil {
 		return nil, badRequest("", fmt.Sprintf("the request body is not a chat completion request: %v", err))
