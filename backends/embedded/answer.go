@@ -92,3 +92,19 @@ func (m *answerMasker) Accept(tok int) error {
 }
 
 func (m *answerMasker) Close() { m.c.Close() }
+
+// thinkClose is what closes a reasoning block the prompt opened, as templates write an
+// empty one.
+const thinkClose = chatlayer.CloseTag + "\n\n"
+
+// closeThink restarts the grammar so that the output first closes the reasoning block
+// the prompt opened (a thinking template): the answer then comes as content, not as
+// reasoning. Called before the first token.
+func (m *answerMasker) closeThink() error {
+	m.c.Close()
+	m.c.grammar = masking.PrefixRoot(m.c.grammar, thinkClose)
+	if m.c.g = llama.NewGrammar(m.c.grammar, m.c.v.ids, m.c.v.pieces, m.c.v.eog); m.c.g == nil {
+		return errNoGrammar
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/bench/tinymodel"
 	"github.com/maskgate/maskgate/internal/schemacheck"
 )
 
@@ -165,5 +166,24 @@ func TestAnswer_OrAnAllowedCall(t *testing.T) {
 	t.Logf("%d calls, %d schema answers", calls, answers)
 	if answers == 0 {
 		t.Error("no seed answered in the schema beside optional calls: the alternation is not exercised")
+	}
+}
+
+// TestAnswer_ClosesAnOpenThinkBlock: under a thinking template (tinymodel's, whose
+// generation prompt opens <think>), the answer's grammar first closes the block, so the
+// schema-valid answer comes back as content, with no reasoning, whole and streamed.
+func TestAnswer_ClosesAnOpenThinkBlock(t *testing.T) {
+	b := newBackend(t, Options{})
+	tmpl, err := compileTemplate(tinymodel.ThinkingTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.tmpl = tmpl
+	for _, stream := range []bool{false, true} {
+		content, _, finish := answerOf(t, b, map[string]any{"messages": msgs("user", "Describe a person."), "seed": 3,
+			"temperature": 1, "max_tokens": 300, "response_format": answerFormat()}, stream)
+		if err := schemacheck.Validate([]byte(answerSchema), []byte(content)); err != nil || finish != "stop" {
+			t.Errorf("stream %v: %q (finish %s): %v", stream, content, finish, err)
+		}
 	}
 }

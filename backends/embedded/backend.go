@@ -224,6 +224,12 @@ func (b *Backend) complete(ctx context.Context, req *backends.Request, r *reques
 	if thinks(b.format.parse) {
 		j.inside = chatlayer.StartsInside(prompt)
 		j.think = chatlayer.NewThink(j.inside)
+		if a, ok := m.(*answerMasker); ok && j.inside {
+			if err := a.closeThink(); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
 	}
 	if req.Stream {
 		j.events = make(chan event)
