@@ -50,6 +50,7 @@ type Backend struct {
 	client *api.Client           // model lists and pings
 	chat   *chatter              // answers
 	v1     *openaicompat.Backend // Ollama's own /v1, for the endpoints it passes (PassEndpoint)
+	vision visionCache           // which models read images (images.go)
 }
 
 var (
@@ -114,7 +115,11 @@ func New(o Options) (*Backend, error) {
 // For a stream it returns once Ollama has sent its first line, so that a failure before
 // then is still a plain error.
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
-	t, err := translateRequest(req.Body, req.Model)
+	sent, img := b.images(ctx, req.Body, req.Model)
+	t, err := translateRequest(sent, req.Model)
+	if err == nil && img != nil {
+		err = attachImages(t.req.Messages, img.Data)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,11 @@
 //
 // # What is not translated
 //
-// Content parts other than text (images, audio, files) are refused with a 400, as is n > 1.
+// An image part goes to a model whose POST /api/show lists the "vision" capability as its
+// message's images (a base64 data: URL's bytes; images.go); for a model without it, and
+// for an image by URL (the gateway fetches nothing), a note stands in the image's place
+// and Notes reports it (backends.ContentNoter). Other content parts (audio, files) are
+// refused with a 400, as is n > 1.
 // A reasoning model's thinking is not returned. response_format maps to format
 // ("json_object" to "json", "json_schema" to its schema) unless a tool call is forced.
 //
