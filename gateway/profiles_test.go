@@ -282,10 +282,60 @@ func (f *fakeRunner) Run(ctx context.Context, tool string, args json.RawMessage,
 	case <-ctx.Done():
 		return "cancelled", true
 	}
-	if tool == "run_fail" {
+	switch tool {
+	case "run_fail":
 		return "the server said no", true
+	case "run_panic":
+		panic("a fault in the runner")
 	}
 	return "ran " + tool + " with " + string(args), false
+}
+
+// TestProfiles_APanickingRunnerIsAFailedResult: a runner that panics in its goroutine
+// stopped the whole gateway (no handler's recovery reaches it); now the call's result
+// is a failure the model reads, the other call's result stands, and the client gets
+// the final answer.
+func TestProfiles_APanickingRunnerIsAFailedResult(t *testing.T) {
+	var tools []toolsearch.Tool
+	for _, n := range []string{"run_a", "run_panic"} {
+		tools = append(tools, toolsearch.Tool{Name: n, Description: "Runs " + n + ".", Parameters: json.RawMessage(`{"type":"object"}`)})
+	}
+	cat, err := profile.New(profile.Spec{}, []profile.Source{{Kind: "mcp", Tools: tools}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scripted{replies: []string{
+		`{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+			`{"id":"c1","type":"function","function":{"name":"run_panic","arguments":"{}"}},` +
+			`{"id":"c2","type":"function","function":{"name":"run_a","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+		plainReply,
+	}}
+	gw := scriptedGateway(t, sc, func(o *gateway.Options) {
+		o.State = state.NewMemory(state.Options{})
+		o.Profiles = []*gateway.Profile{{Name: gateway.DefaultProfile, Catalog: cat, Strategy: gateway.StrategyEager, Runner: &fakeRunner{}}}
+	})
+	resp, body := sendAs(t, gw, "/v1/chat/completions", "", nil, `{"model":"m1","messages":[{"role":"user","content":"do it"}]}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"content":"ok"`) {
+		t.Fatalf("client got %d %s", resp.StatusCode, body)
+	}
+	if len(sc.bodies) != 2 {
+		t.Fatalf("%d upstream rounds, want 2", len(sc.bodies))
+	}
+	msgs := messagesOf(t, sc.bodies[1]["messages"])
+	if len(msgs) != 4 {
+		t.Fatalf("second round has %d messages, want user, assistant and 2 tool results", len(msgs))
+	}
+	var got []string
+	for _, m := range msgs[2:] {
+		var r struct {
+			Content string `json:"content"`
+		}
+		json.Unmarshal(m, &r)
+		got = append(got, r.Content)
+	}
+	if want := []string{`{"error":"the gateway's runner of this tool failed"}`, `ran run_a with {}`}; !slices.Equal(got, want) {
+		t.Errorf("tool results %q, want %q", got, want)
+	}
 }
 
 // Calls to tools the gateway runs are run (concurrently), their results appended in

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/maskgate/maskgate/backends/oai"
@@ -56,7 +58,7 @@ func (s *Server) runTools(r *http.Request, p *planner.Plan, calls []oai.ToolCall
 			defer wg.Done()
 			t := s.now()
 			ctx, sp := s.ops.ToolBegun(tctx, c.Function.Name, c.ID, observe.ToolTypeExtension)
-			content, isErr := p.Profile().Runner.Run(ctx, c.Function.Name, json.RawMessage(c.Function.Arguments), bearer)
+			content, isErr := s.runOne(ctx, p.Profile().Runner, c.Function.Name, json.RawMessage(c.Function.Arguments), bearer)
 			errType := ""
 			outcome := "ok"
 			if isErr {
@@ -74,6 +76,19 @@ func (s *Server) runTools(r *http.Request, p *planner.Plan, calls []oai.ToolCall
 	}
 	wg.Wait()
 	return out
+}
+
+// runOne runs one call through runner. A runner that panics (a fault in an MCP client or
+// in what a server answered) gives a failed result the model reads: in this goroutine no
+// handler's recovery would catch it, and the whole gateway would stop.
+func (s *Server) runOne(ctx context.Context, runner planner.ToolRunner, tool string, args json.RawMessage, bearer string) (content string, isErr bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("tool runner panicked", "tool", tool, "panic", v, "stack", string(debug.Stack()))
+			content, isErr = "the gateway's runner of this tool failed", true
+		}
+	}()
+	return runner.Run(ctx, tool, args, bearer)
 }
 
 // truncate cuts s to at most n bytes for a log line, saying so.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/ollama/ollama/api"
 
@@ -51,6 +52,15 @@ func (b *Backend) startStream(ctx context.Context, t *translated, m meta, acct *
 				return false
 			}
 		}
+		// No handler's recovery reaches this goroutine: a panic while reading (a fault in
+		// the transport or the decoder) ends the stream with an error instead of the
+		// gateway.
+		defer func() {
+			if v := recover(); v != nil {
+				send(event{err: &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_read_failed",
+					Message: fmt.Sprintf("backend %q: reading the answer failed: %v", b.opt.Name, v)}})
+			}
+		}()
 		c := &chunker{t: t, m: m, acct: acct}
 		err := b.chat.Chat(cctx, t.req, func(resp api.ChatResponse) error {
 			chunks, err := c.add(&resp)
