@@ -46,6 +46,10 @@ type exchange struct {
 	stream           bool
 	keep             *keepAlive // the stream's keep-alives, nil when none: every write takes its lock
 
+	// effort is the client's reasoning switch where the chat body cannot carry it (a
+	// Messages request's thinking: request.effort), for backends.Request.ReasoningEffort.
+	effort string
+
 	upstream time.Duration // time blocked on the backend
 	client   time.Duration // time blocked writing to the client
 	ttft     time.Duration

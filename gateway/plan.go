@@ -124,7 +124,7 @@ func backendRequest(x *exchange, p *planner.Plan, body []byte, model string, str
 	if x.historyReasoning {
 		body = x.reasoning.rewrite(body)
 	}
-	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt,
+	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt, ReasoningEffort: x.effort,
 		// Catalog first only where the tools array holds still: the client's tools as
 		// sent (no plan) or the whole catalog. Under remove it changes with the loaded
 		// set, and ahead of the system prompt it would move that prompt with it (the
