@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/maskgate/maskgate/masking/lark"
 )
 
 // Answer is a structured output's JSON Schema (a Chat Completions
@@ -102,6 +104,33 @@ func (c *Catalog) GBNFOrAnswer(spec Spec, a *Answer) (Grammar, error) {
 	return Grammar{Grammar: b.String(), PreservedTokens: r.parts.special}, nil
 }
 
+// patternString renders, for an answer, a string held to its pattern: a regular
+// expression anchored at both ends (^…$; JSON Schema's pattern searches, and an
+// unanchored one is refused rather than rendered as a search) in the subset masking/lark
+// translates, the string's other keywords absent. What it cannot render is refused.
+func (w *argRules) patternString(n *schemaNode, hint string, slot int) string {
+	src, ok := jsonString(n.pattern)
+	switch {
+	case !ok:
+		w.refuse("pattern", hint, "it is not a string")
+	case n.minLength >= 0 || n.maxLength >= 0 || n.grammar != nil:
+		w.refuse("pattern", hint, "a pattern is rendered only without minLength, maxLength or x-grammar beside it")
+	case !strings.HasPrefix(src, "^") || !strings.HasSuffix(src, "$") || strings.HasSuffix(src, `\$`):
+		w.refuse("pattern", hint, "only a pattern anchored at both ends (^…$) is rendered")
+	default:
+		g, err := lark.Regex(src)
+		if err != nil {
+			w.refuse("pattern", hint, err.Error())
+			break
+		}
+		if term, ok := w.grammarRules(g, hint, slot); ok {
+			return term
+		}
+		w.refuse("pattern", hint, "it does not render")
+	}
+	return w.alias(slot, "json-string")
+}
+
 // text is the rules as GBNF lines.
 func (w *argRules) text() string {
 	var b strings.Builder
@@ -128,7 +157,7 @@ func (w *argRules) refuse(keyword, hint, why string) {
 // unexpressed are the JSON Schema keywords that constrain a value and that
 // the renderer does not express (see the package doc).
 var unexpressed = map[string]string{
-	"pattern": "regular expressions are not rendered", "format": "formats are not rendered",
+	"format": "formats are not rendered",
 	"minimum": "numeric bounds are not rendered", "maximum": "numeric bounds are not rendered",
 	"exclusiveMinimum": "numeric bounds are not rendered", "exclusiveMaximum": "numeric bounds are not rendered",
 	"multipleOf": "numeric bounds are not rendered", "minProperties": "member counts are not rendered",
@@ -154,7 +183,7 @@ var honoured = map[string][]string{
 	"oneOf": {"oneOf"},
 	"allOf": {"allOf"},
 	"": {"type", "nullable", "properties", "required", "additionalProperties", "items", "prefixItems",
-		"additionalItems", "minItems", "maxItems", "minLength", "maxLength", GrammarKeyword},
+		"additionalItems", "minItems", "maxItems", "minLength", "maxLength", GrammarKeyword, "pattern"},
 }
 
 // constraining is every keyword honoured names.

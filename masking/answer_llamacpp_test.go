@@ -50,3 +50,21 @@ func TestAnswerEngine_Cases(t *testing.T) {
 	}
 	t.Logf("%d of %d case schemas taken; %d verdicts", taken, len(schemaCases), checked)
 }
+
+// TestAnswerEngine_Pattern: an anchored pattern holds the string, as a model writes it in
+// JSON, to the expression, in llama.cpp's grammar engine.
+func TestAnswerEngine_Pattern(t *testing.T) {
+	e := newByteEngine()
+	a, err := NewAnswer([]byte(`{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{2}(/x)?$"}},"required":["code"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for inst, want := range map[string]bool{
+		`{"code": "ABC-12"}`: true, `{"code": "XYZ-00/x"}`: true,
+		`{"code": "abc-12"}`: false, `{"code": "ABC-123"}`: false, `{"code": "AB-12"}`: false, `{"code": "ABC-12/"}`: false,
+	} {
+		if ok, at := e.accepts(t, a.GBNF(), inst); ok != want {
+			t.Errorf("%s: accepted %v (refused at byte %d), want %v\n%s", inst, ok, at, want, a.GBNF())
+		}
+	}
+}

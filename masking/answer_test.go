@@ -40,7 +40,10 @@ ans-n-kv ::= "\"n\"" ws ":" ws json-int
 // naming it for an answer, at its place; annotations and what is rendered pass.
 func TestNewAnswer_Refuses(t *testing.T) {
 	for _, c := range []struct{ schema, keyword, at string }{
-		{`{"type":"string","pattern":"^a+$"}`, "pattern", ""},
+		{`{"type":"string","pattern":"a+"}`, "pattern", ""},
+		{`{"type":"string","pattern":"^a+$","maxLength":3}`, "pattern", ""},
+		{`{"type":"object","properties":{"p":{"type":"string","pattern":"^(?=a)a$"}}}`, "pattern", "p"},
+		{`{"pattern":"^a$"}`, "pattern", ""},
 		{`{"type":"object","properties":{"when":{"type":"string","format":"date-time"}}}`, "format", "when"},
 		{`{"type":"object","properties":{"age":{"type":"integer","minimum":0}}}`, "minimum", "age"},
 		{`{"type":"array","items":{"type":"number","multipleOf":2}}`, "multipleOf", "item"},
@@ -79,7 +82,7 @@ func TestNewAnswer_Refuses(t *testing.T) {
 		`{"type":"object","properties":{"o":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null}}}`,
 		`{"type":"object","properties":{"p":{"allOf":[{"$ref":"#/$defs/p"}],"description":"d"}},"$defs":{"p":{"enum":["x"]}}}`,
 		`{"type":"array","items":{"type":"string","minLength":1,"maxLength":256},"minItems":1,"maxItems":3,"uniqueItems":false}`,
-		`{"type":["string","null"]}`, `{"const":"k","type":"string"}`, `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `true`, `{}`,
+		`{"type":["string","null"]}`, `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{2}$"}`, `{"const":"k","type":"string"}`, `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `true`, `{}`,
 	} {
 		if _, err := NewAnswer([]byte(s)); err != nil {
 			t.Errorf("%s: %v", s, err)

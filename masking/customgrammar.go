@@ -30,6 +30,12 @@ func (w *argRules) grammarString(format []byte, hint string, slot int) (string, 
 	if g == nil {
 		return "", false
 	}
+	return w.grammarRules(g, hint, slot)
+}
+
+// grammarRules renders a string held to the translated grammar g: a quote, the
+// language in its JSON-string form, a quote.
+func (w *argRules) grammarRules(g *lark.Grammar, hint string, slot int) (string, bool) {
 	// Lark's rules are named after the prefix "--gN-", which no schema
 	// rule name takes (ruleHint never starts a hint with a dash).
 	prefix := string(rulePrefix) + "--g" + strconv.Itoa(w.grammars) + "-"

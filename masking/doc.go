@@ -136,7 +136,11 @@
 // widens (and a constraining keyword the chosen rendering drops beside
 // $ref, const, enum, anyOf or a lone allOf, a count above 256, a schema
 // without type that implies none) is a [SchemaError] naming it, never a
-// wider grammar. [Answer.GBNF] holds the whole output to the schema;
+// wider grammar. One keyword is rendered for answers only: a string's
+// pattern anchored at both ends (^…$, JSON Schema's pattern being a search),
+// translated by masking/lark's regex reading into the string's JSON form, with
+// no minLength, maxLength or x-grammar beside it; any other pattern is refused.
+// [Answer.GBNF] holds the whole output to the schema;
 // [Catalog.GBNFOrAnswer] is the calls GBNF allows or the answer, one root,
 // never lazy (the choice is made at the first token). The structural tag
 // does not carry an answer: vLLM and SGLang read response_format

@@ -33,6 +33,7 @@ type schemaNode struct {
 	minLength, maxLength int    // -1 when absent
 	other                bool   // a keyword that constrains and is not rendered
 	grammar              []byte // x-grammar: a string's grammar
+	pattern              []byte // pattern, as written (rendered for answers only)
 }
 
 func parseNode(members []jsonMember) *schemaNode {
@@ -113,6 +114,8 @@ func parseNode(members []jsonMember) *schemaNode {
 			}
 		case GrammarKeyword:
 			n.grammar = v
+		case "pattern":
+			n.pattern = v
 		}
 	}
 	return n
@@ -296,6 +299,9 @@ func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string 
 				return term
 			}
 			w.refuse(GrammarKeyword, hint, "the grammar does not translate")
+		}
+		if n.pattern != nil && w.strict {
+			return w.patternString(n, hint, slot)
 		}
 		if n.minLength < 0 && n.maxLength < 0 {
 			return w.alias(slot, "json-string")
