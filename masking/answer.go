@@ -157,7 +157,7 @@ func (w *argRules) refuse(keyword, hint, why string) {
 // unexpressed are the JSON Schema keywords that constrain a value and that
 // the renderer does not express (see the package doc).
 var unexpressed = map[string]string{
-	"format": "formats are not rendered",
+	"format":  "formats are not rendered",
 	"minimum": "numeric bounds are not rendered", "maximum": "numeric bounds are not rendered",
 	"exclusiveMinimum": "numeric bounds are not rendered", "exclusiveMaximum": "numeric bounds are not rendered",
 	"multipleOf": "numeric bounds are not rendered", "minProperties": "member counts are not rendered",
