@@ -81,8 +81,8 @@ func TestEarlyBytes_Node_UpstreamErrorAfterEarlyEvents(t *testing.T) {
 	}
 }
 
-// The SDKs read a stream with keep-alives in it (SSE comments on Responses, ping events
-// on Messages) as the same answer: the upstream holds its answer for 2.5 s, the
+// The SDKs read a stream with keep-alives in it (response.in_progress events on
+// Responses, ping events on Messages) as the same answer: the upstream holds its answer for 2.5 s, the
 // gateway's interval is 1 s.
 func TestEarlyBytes_Node_KeepAlivesAreSkipped(t *testing.T) {
 	node := nodetest.Node(t, nodeDir)

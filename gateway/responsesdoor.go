@@ -147,15 +147,6 @@ func cloneMessages(ms []json.RawMessage) []json.RawMessage {
 	return out
 }
 
-// keepAliveFrame is an SSE comment over HTTP (OpenAI sends no keep-alive event of its
-// own); none on a socket, which its transport pings.
-func (d *responsesDoor) keepAliveFrame() []byte {
-	if d.ws != nil {
-		return nil
-	}
-	return keepAliveComment
-}
-
 func (d *responsesDoor) sink(w http.ResponseWriter, x *exchange, q *request) door.Sink {
 	if len(d.rq.Dropped) > 0 {
 		w.Header().Set(HeaderDroppedTools, strings.Join(d.rq.Dropped, ","))

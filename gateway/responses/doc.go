@@ -132,7 +132,8 @@
 // sequence_number from 0; the SSE event name is the type. The gateway begins a stream
 // (response.created, response.in_progress) as soon as the request is admitted, before
 // the engine answers, so an error before the model's output is the stream's error and
-// response.failed events, not an HTTP status.
+// response.failed events, not an HTTP status. A stream silent for the gateway's interval
+// gets response.in_progress again (Writer.KeepAlive), the response as it stands.
 //
 // One member is the gateway's, not the API's: "maskgate" (Notice), on the response
 // object whole and in every event that carries it, when the request lost something on

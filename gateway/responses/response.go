@@ -12,6 +12,8 @@ import (
 // with no text and no call gets an empty assistant message (not when WarmUp). The
 // response has a usage object, zeros when usage is nil.
 func (w *Writer) End(finish string, usage *oai.Usage) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.status != "" {
 		return nil
 	}
@@ -72,6 +74,8 @@ func (w *Writer) answered() bool {
 // the response with its error. An open text item stays as it was, "incomplete". Not
 // streaming, Body is the failed response (the door answers e with ErrorBody instead).
 func (w *Writer) Fail(e door.Error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.status != "" {
 		return
 	}
@@ -148,6 +152,12 @@ func (w *Writer) response(status string) []byte {
 	if status != "in_progress" {
 		for _, it := range w.Output() {
 			items = append(items, it)
+		}
+	} else {
+		// The output so far (none at Begin): a keep-alive's response.in_progress carries
+		// it as a client's accumulated snapshot has it.
+		for _, it := range w.items {
+			items = append(items, w.snapshotItem(it))
 		}
 	}
 	out := array(items)

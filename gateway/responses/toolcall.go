@@ -10,6 +10,8 @@ import (
 // ToolCall adds one call the client must run: a function_call, or a custom_tool_call
 // or tool_search_call when the name is a custom tool's or the client tool search's.
 func (w *Writer) ToolCall(c oai.ToolCall) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if err := w.begin(); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/maskgate/maskgate/backends/oai"
@@ -29,6 +30,11 @@ type Writer struct {
 	// WarmUp marks a response.create with generate: false: it has no output, so End
 	// adds no empty message.
 	WarmUp bool
+
+	// mu orders the pipeline's calls (the door.Sink methods) and KeepAlive's, which
+	// comes from the keep-alive's goroutine.
+	mu   sync.Mutex
+	last time.Time // when the latest event was written, by Now
 
 	model       string
 	created     int64
@@ -121,11 +127,18 @@ func (w *Writer) emit(typ string, fill func(o *obj)) error {
 		w.gone = err
 		return err
 	}
+	w.last = w.Now()
 	return nil
 }
 
 // Begin starts the response: response.created and response.in_progress when streaming.
 func (w *Writer) Begin(h door.Head) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.start(h)
+}
+
+func (w *Writer) start(h door.Head) error {
 	if w.began {
 		return nil
 	}
@@ -148,7 +161,7 @@ func (w *Writer) begin() error {
 	if w.began {
 		return nil
 	}
-	return w.Begin(door.Head{Model: w.r.Model})
+	return w.start(door.Head{Model: w.r.Model})
 }
 
 // itemID is an output item's id: the prefix, the response id's part (responsePart) and
@@ -160,10 +173,18 @@ func (w *Writer) itemID(prefix string, index int) string {
 }
 
 // Reasoning adds reasoning text, in a reasoning item.
-func (w *Writer) Reasoning(delta string) error { return w.textDelta("reasoning", delta) }
+func (w *Writer) Reasoning(delta string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.textDelta("reasoning", delta)
+}
 
 // Text adds answer text, in a message item.
-func (w *Writer) Text(delta string) error { return w.textDelta("message", delta) }
+func (w *Writer) Text(delta string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.textDelta("message", delta)
+}
 
 func (w *Writer) textDelta(kind, delta string) error {
 	if err := w.begin(); err != nil {
