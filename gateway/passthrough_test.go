@@ -253,3 +253,22 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// TestEndpoints_AliasNamesTheBackendModel: a model alias sends the backend its own
+// model name, the one edit of the client's bytes.
+func TestEndpoints_AliasNamesTheBackendModel(t *testing.T) {
+	up := newUpstream(t, replyJSON(200, embeddingsAnswer))
+	gw := gatewayFor(t, up, func(o *gateway.Options, _ *openaicompat.Options) {
+		o.Aliases = map[string]gateway.Alias{"embedder": {Profile: gateway.DefaultProfile, Model: "m1"}}
+	})
+	resp, out := postPath(t, gw.URL, "/v1/embeddings", `{"input": "a",  "model":"embedder","dimensions":2}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d %s", resp.StatusCode, out)
+	}
+	if got, want := string(up.lastBody()), `{"input": "a",  "model":"m1","dimensions":2}`; got != want {
+		t.Errorf("upstream got %s, want %s", got, want)
+	}
+	if got := metricValue(t, gw, "maskgate_prompt_tokens_total", map[string]string{"backend": "up", "model": "m1", "strategy": "none", "door": "embeddings"}); got != 7 {
+		t.Errorf("prompt tokens under the backend model %v, want 7", got)
+	}
+}
