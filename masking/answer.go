@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/maskgate/maskgate/masking/lark"
@@ -131,6 +133,41 @@ func (w *argRules) patternString(n *schemaNode, hint string, slot int) string {
 	return w.alias(slot, "json-string")
 }
 
+// numberFloor renders, for an answer, an integer or number held to the lower bounds the
+// grammar spells without arithmetic: an integer of at least 0 (minimum 0,
+// exclusiveMinimum -1) or at least 1 (minimum 1, exclusiveMinimum 0) — pydantic's
+// NonNegativeInt and PositiveInt, ge=0, gt=0 — and a number of at least 0 (minimum 0).
+// Any other bound is refused.
+func (w *argRules) numberFloor(n *schemaNode, t, hint string, slot int) string {
+	const digits = `[1-9] [0-9]{0,15}`
+	floor, ok := math.Inf(-1), true
+	if n.minimum != nil {
+		v, err := strconv.ParseFloat(string(bytes.TrimSpace(n.minimum)), 64)
+		ok = ok && err == nil
+		floor = max(floor, v)
+	}
+	keyword := "minimum"
+	if n.exclMinimum != nil {
+		keyword = "exclusiveMinimum"
+		v, err := strconv.ParseFloat(string(bytes.TrimSpace(n.exclMinimum)), 64)
+		ok = ok && err == nil && t == "integer" && v == math.Trunc(v)
+		floor = max(floor, v+1)
+	}
+	switch {
+	case !ok:
+		w.refuse(keyword, hint, "only an integer's exclusiveMinimum, a whole number, is rendered")
+	case t == "integer" && floor == 0:
+		return w.define(slot, hint, `"0" | `+digits)
+	case t == "integer" && floor == 1:
+		return w.define(slot, hint, digits)
+	case t == "number" && floor == 0 && n.exclMinimum == nil:
+		return w.define(slot, hint, `( "0" | `+digits+` ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]{1,15} )?`)
+	default:
+		w.refuse(keyword, hint, "only the lower bounds 0 and 1 (integers) and 0 (numbers) are rendered")
+	}
+	return w.alias(slot, "json-number")
+}
+
 // text is the rules as GBNF lines.
 func (w *argRules) text() string {
 	var b strings.Builder
@@ -158,8 +195,7 @@ func (w *argRules) refuse(keyword, hint, why string) {
 // the renderer does not express (see the package doc).
 var unexpressed = map[string]string{
 	"format":  "formats are not rendered",
-	"minimum": "numeric bounds are not rendered", "maximum": "numeric bounds are not rendered",
-	"exclusiveMinimum": "numeric bounds are not rendered", "exclusiveMaximum": "numeric bounds are not rendered",
+	"maximum": "upper bounds are not rendered", "exclusiveMaximum": "upper bounds are not rendered",
 	"multipleOf": "numeric bounds are not rendered", "minProperties": "member counts are not rendered",
 	"maxProperties": "member counts are not rendered", "uniqueItems": "uniqueness is not rendered",
 	"contains": "contains is not rendered", "minContains": "contains is not rendered", "maxContains": "contains is not rendered",
@@ -183,7 +219,7 @@ var honoured = map[string][]string{
 	"oneOf": {"oneOf"},
 	"allOf": {"allOf"},
 	"": {"type", "nullable", "properties", "required", "additionalProperties", "items", "prefixItems",
-		"additionalItems", "minItems", "maxItems", "minLength", "maxLength", GrammarKeyword, "pattern"},
+		"additionalItems", "minItems", "maxItems", "minLength", "maxLength", GrammarKeyword, "pattern", "minimum", "exclusiveMinimum"},
 }
 
 // constraining is every keyword honoured names.

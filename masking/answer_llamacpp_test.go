@@ -68,3 +68,30 @@ func TestAnswerEngine_Pattern(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerEngine_LowerBounds: the lower bounds an answer renders, in llama.cpp's
+// grammar engine.
+func TestAnswerEngine_LowerBounds(t *testing.T) {
+	e := newByteEngine()
+	for _, c := range []struct {
+		schema         string
+		accept, refuse []string
+	}{
+		{`{"type":"integer","minimum":0}`, []string{"0", "7", "120"}, []string{"-1", "-0", "01", "1.5"}},
+		{`{"type":"integer","exclusiveMinimum":0}`, []string{"1", "42"}, []string{"0", "-3"}},
+		{`{"type":"integer","minimum":1}`, []string{"1", "10"}, []string{"0", "-10"}},
+		{`{"type":"number","minimum":0}`, []string{"0", "0.5", "3e2", "12.25"}, []string{"-0.5", "-1", ".5"}},
+	} {
+		a, err := NewAnswer([]byte(c.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for want, list := range map[bool][]string{true: c.accept, false: c.refuse} {
+			for _, inst := range list {
+				if ok, _ := e.accepts(t, a.GBNF(), inst); ok != want {
+					t.Errorf("%s: %s accepted %v, want %v\n%s", c.schema, inst, ok, want, a.GBNF())
+				}
+			}
+		}
+	}
+}

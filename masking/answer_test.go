@@ -45,7 +45,10 @@ func TestNewAnswer_Refuses(t *testing.T) {
 		{`{"type":"object","properties":{"p":{"type":"string","pattern":"^(?=a)a$"}}}`, "pattern", "p"},
 		{`{"pattern":"^a$"}`, "pattern", ""},
 		{`{"type":"object","properties":{"when":{"type":"string","format":"date-time"}}}`, "format", "when"},
-		{`{"type":"object","properties":{"age":{"type":"integer","minimum":0}}}`, "minimum", "age"},
+		{`{"type":"object","properties":{"age":{"type":"integer","minimum":5}}}`, "minimum", "age"},
+		{`{"type":"integer","minimum":0,"maximum":9}`, "maximum", ""},
+		{`{"type":"number","exclusiveMinimum":0}`, "exclusiveMinimum", ""},
+		{`{"type":"number","minimum":0.5}`, "minimum", ""},
 		{`{"type":"array","items":{"type":"number","multipleOf":2}}`, "multipleOf", "item"},
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems", ""},
 		{`{"type":"object","patternProperties":{"^x":{}}}`, "patternProperties", ""},
@@ -82,7 +85,8 @@ func TestNewAnswer_Refuses(t *testing.T) {
 		`{"type":"object","properties":{"o":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null}}}`,
 		`{"type":"object","properties":{"p":{"allOf":[{"$ref":"#/$defs/p"}],"description":"d"}},"$defs":{"p":{"enum":["x"]}}}`,
 		`{"type":"array","items":{"type":"string","minLength":1,"maxLength":256},"minItems":1,"maxItems":3,"uniqueItems":false}`,
-		`{"type":["string","null"]}`, `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{2}$"}`, `{"const":"k","type":"string"}`, `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `true`, `{}`,
+		`{"type":["string","null"]}`, `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{2}$"}`,
+		`{"type":"integer","minimum":0}`, `{"type":"integer","exclusiveMinimum":0}`, `{"type":["number","null"],"minimum":0}`, `{"const":"k","type":"string"}`, `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `true`, `{}`,
 	} {
 		if _, err := NewAnswer([]byte(s)); err != nil {
 			t.Errorf("%s: %v", s, err)

@@ -136,10 +136,13 @@
 // widens (and a constraining keyword the chosen rendering drops beside
 // $ref, const, enum, anyOf or a lone allOf, a count above 256, a schema
 // without type that implies none) is a [SchemaError] naming it, never a
-// wider grammar. One keyword is rendered for answers only: a string's
+// wider grammar. Some keywords are rendered for answers only: a string's
 // pattern anchored at both ends (^…$, JSON Schema's pattern being a search),
 // translated by masking/lark's regex reading into the string's JSON form, with
-// no minLength, maxLength or x-grammar beside it; any other pattern is refused.
+// no minLength, maxLength or x-grammar beside it (any other pattern is
+// refused); the lower bounds a grammar spells without arithmetic, an integer
+// of at least 0 or 1 (minimum, exclusiveMinimum) and a number of at least 0
+// (any other bound, and every upper bound, is refused).
 // [Answer.GBNF] holds the whole output to the schema;
 // [Catalog.GBNFOrAnswer] is the calls GBNF allows or the answer, one root,
 // never lazy (the choice is made at the first token). The structural tag

@@ -34,6 +34,7 @@ type schemaNode struct {
 	other                bool   // a keyword that constrains and is not rendered
 	grammar              []byte // x-grammar: a string's grammar
 	pattern              []byte // pattern, as written (rendered for answers only)
+	minimum, exclMinimum []byte // lower bounds, as written (rendered for answers only)
 }
 
 func parseNode(members []jsonMember) *schemaNode {
@@ -116,6 +117,10 @@ func parseNode(members []jsonMember) *schemaNode {
 			n.grammar = v
 		case "pattern":
 			n.pattern = v
+		case "minimum":
+			n.minimum = v
+		case "exclusiveMinimum":
+			n.exclMinimum = v
 		}
 	}
 	return n
@@ -311,9 +316,13 @@ func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string 
 			hi = lo // no instance: the widest rule of the two bounds
 		}
 		return w.define(slot, hint, `"\"" `+repeat("json-char", lo, hi)+` "\""`)
-	case "integer":
-		return w.alias(slot, "json-int")
-	case "number":
+	case "integer", "number":
+		if w.strict && (n.minimum != nil || n.exclMinimum != nil) {
+			return w.numberFloor(n, t, hint, slot)
+		}
+		if t == "integer" {
+			return w.alias(slot, "json-int")
+		}
 		return w.alias(slot, "json-number")
 	case "boolean":
 		return w.alias(slot, "json-bool")
