@@ -1,5 +1,5 @@
 // Package openai is the backend for OpenAI's chat completions API (kind openai): the
-// openaicompat pass-through plus two byte edits.
+// openaicompat pass-through plus three byte edits.
 //
 // The allowed set. The gateway sends the whole catalog, byte-identical across turns, and
 // Request.Allowed (meta-tools and loaded tools); this backend writes them as
@@ -28,6 +28,11 @@
 // whole response, choices[].delta.tool_calls of each streamed chunk. A request whose
 // names are all valid is sent as the same bytes. Self-hosted engines (vllm, sglang,
 // openaicompat) see real names; only this backend maps.
+//
+// Members OpenAI refuses. metadata is taken out unless store is true (OpenAI answers
+// "The 'metadata' parameter is only allowed when 'store' is enabled"), and top_k always
+// (OpenAI has none; the Messages door carries Anthropic's top_k for the engines that
+// sample with it). Other engines behind the gateway take both.
 //
 // Cache accounting: usage.prompt_tokens_details.cached_tokens, which OpenAI always
 // sends; a whole answer that carries it is marked reported.

@@ -30,8 +30,9 @@ type Prepared struct {
 //     earlier assistant messages, and tool_choice. Names.Response and Names.Stream undo
 //     it in the answer.
 //
-// A body that needs neither comes back as the same bytes. Errors the client can fix
-// are *oai.RequestError.
+// Members OpenAI refuses but other engines take (dropRefused: metadata without store:
+// true, top_k) are taken out. A body that needs none of this comes back as the same
+// bytes. Errors the client can fix are *oai.RequestError.
 func Prepare(body []byte, allowed []string, allowedTools bool) (*Prepared, error) {
 	obj, err := oai.ParseObject(body)
 	if err != nil {
@@ -68,7 +69,32 @@ func Prepare(body []byte, allowed []string, allowedTools bool) (*Prepared, error
 			return nil, err
 		}
 	}
+	if p.Body, err = dropRefused(obj, p.Body); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// dropRefused takes out of body the members OpenAI refuses that other engines take, so
+// that a request the gateway routes to OpenAI is not a 400 for them: metadata unless
+// store is true ("The 'metadata' parameter is only allowed when 'store' is enabled"),
+// and top_k (no OpenAI model samples with it; the Messages door carries Anthropic's
+// top_k for the engines that read it). obj indexes the client's body.
+func dropRefused(obj *oai.Object, body []byte) ([]byte, error) {
+	var err error
+	if _, ok := obj.Get("metadata"); ok {
+		if store, _ := obj.Get("store"); string(store) != "true" {
+			if body, err = oai.Delete(body, "metadata"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, ok := obj.Get("top_k"); ok {
+		if body, err = oai.Delete(body, "top_k"); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
 }
 
 // allowedChoice is the tool_choice that lets the model call allowed (as far as tools

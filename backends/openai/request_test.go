@@ -287,3 +287,22 @@ func TestPrepare_ByteIdenticalAcrossAllowedSets(t *testing.T) {
 		t.Error("the allowed set did not reach tool_choice")
 	}
 }
+
+// OpenAI refuses metadata without store: true and any top_k; both are taken out, every
+// other byte kept, and metadata stays when the client stores the completion.
+func TestPrepare_DropsMembersOpenAIRefuses(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","metadata":{"k":"v"},"messages":[]}`, `{"model":"m","messages":[]}`},
+		{`{"model":"m","store":false,"metadata":{"k":"v"},"messages":[]}`, `{"model":"m","store":false,"messages":[]}`},
+		{`{"model":"m","store":true,"metadata":{"k":"v"},"messages":[]}`, `{"model":"m","store":true,"metadata":{"k":"v"},"messages":[]}`},
+		{`{"model":"m","messages":[],"top_k":40,"temperature":0.5}`, `{"model":"m","messages":[],"temperature":0.5}`},
+	} {
+		p, err := Prepare([]byte(tc.body), nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(p.Body) != tc.want {
+			t.Errorf("%s\n got %s\nwant %s", tc.body, p.Body, tc.want)
+		}
+	}
+}
