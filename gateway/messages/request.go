@@ -272,6 +272,13 @@ func decode(body []byte, opt Options, count bool) (*Request, *door.Error) {
 			return nil, e
 		}
 	}
+	if raw, ok := o.Get("output_format"); ok && !isNull(raw) && t.r.ResponseFormat == nil {
+		// The structured-outputs beta's form of output_config.format, which the Anthropic
+		// SDKs now rewrite before sending and older clients still send.
+		if e := t.outputFormat(raw, "output_format"); e != nil {
+			return nil, e
+		}
+	}
 	if raw, ok := o.Get("cache_control"); ok && !isNull(raw) {
 		r.CacheBreakpoints++
 	}
@@ -336,17 +343,23 @@ func (t *translator) outputConfig(raw []byte) *door.Error {
 	if !ok || isNull(f) {
 		return nil
 	}
+	return t.outputFormat(f, "output_config.format")
+}
+
+// outputFormat maps a format {"type":"json_schema","schema"} at path (output_config.format,
+// or the beta's top-level output_format) onto response_format.
+func (t *translator) outputFormat(f []byte, path string) *door.Error {
 	fo, ok := object(f)
 	if !ok {
-		return bad("output_config.format", "must be an object, got %s", kind(f))
+		return bad(path, "must be an object, got %s", kind(f))
 	}
 	typ, _ := fo.Get("type")
 	if !isString(typ) || unquote(typ) != "json_schema" {
-		return bad("output_config.format.type", "only json_schema is supported")
+		return bad(path+".type", "only json_schema is supported")
 	}
 	schema, ok := fo.Get("schema")
 	if !ok || !isObject(schema) {
-		return bad("output_config.format.schema", "must be a JSON schema object")
+		return bad(path+".schema", "must be a JSON schema object")
 	}
 	b := make([]byte, 0, len(schema)+64)
 	b = append(b, `{"type":"json_schema","json_schema":{"name":"output","schema":`...)
