@@ -60,7 +60,7 @@
 //	                                      allowed_tools), with auto or any by its mode
 //	parallel_tool_calls false             disable_parallel_tool_use: true
 //	stop (string or array)                stop_sequences
-//	temperature (0–1), top_p              temperature, top_p, bytes as sent
+//	temperature (0–1), top_p, top_k       temperature, top_p, top_k, bytes as sent
 //	user                                  metadata.user_id
 //	stream                                stream
 //

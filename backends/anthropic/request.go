@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -110,6 +111,10 @@ func translateRequest(body []byte, model string, maxTokens int) (*translated, er
 	if err != nil {
 		return nil, err
 	}
+	topK, err := number("top_k", r.TopK, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
 	user, err := userID(r.User)
 	if err != nil {
 		return nil, err
@@ -156,6 +161,10 @@ func translateRequest(body []byte, model string, maxTokens int) (*translated, er
 	if topP != nil {
 		out = append(out, `,"top_p":`...)
 		out = append(out, topP...)
+	}
+	if topK != nil {
+		out = append(out, `,"top_k":`...)
+		out = append(out, topK...)
 	}
 	if user != nil {
 		out = append(out, `,"metadata":{"user_id":`...)

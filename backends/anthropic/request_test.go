@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/maskgate/maskgate/backends"
 )
 
 // The golden bodies in testdata/*.golden were reviewed against Anthropic's Messages API
@@ -288,5 +291,22 @@ func TestTranslate_ToolChoiceErrorsNameTheField(t *testing.T) {
 				t.Errorf("got %d param %q message %q; want 400 %q %q", be.Status, be.Param, be.Message, tc.param, tc.message)
 			}
 		})
+	}
+}
+
+// top_k (the Messages door's, an extension of the chat body) reaches Anthropic as sent,
+// after top_p; a negative one is a 400 naming it.
+func TestTranslate_TopK(t *testing.T) {
+	tr, err := translateRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"top_p":0.9,"top_k":40}`), "", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(tr.body, []byte(`,"top_p":0.9,"top_k":40`)) {
+		t.Errorf("top_k not sent: %s", tr.body)
+	}
+	_, err = translateRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"top_k":-1}`), "", 64)
+	var be *backends.Error
+	if !errors.As(err, &be) || be.Param != "top_k" {
+		t.Errorf("negative top_k: %v", err)
 	}
 }

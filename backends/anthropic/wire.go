@@ -17,6 +17,7 @@ type chatRequest struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 	Temperature         json.RawMessage `json:"temperature"`
 	TopP                json.RawMessage `json:"top_p"`
+	TopK                json.RawMessage `json:"top_k"`
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stop                json.RawMessage `json:"stop"`

@@ -249,6 +249,9 @@ func options(r *oai.ChatRequest) (map[string]any, error) {
 	if r.TopP != nil {
 		o["top_p"] = *r.TopP
 	}
+	if r.TopK != nil {
+		o["top_k"] = *r.TopK
+	}
 	if r.Seed != nil {
 		o["seed"] = *r.Seed
 	}

@@ -82,6 +82,7 @@ func TestTranslate_OptionsMapToOllama(t *testing.T) {
 		{"none", `{}`, `null`},
 		{"sampling", `{"temperature":0,"top_p":0.9,"seed":42,"presence_penalty":0.5,"frequency_penalty":0.25}`,
 			`{"frequency_penalty":0.25,"presence_penalty":0.5,"seed":42,"temperature":0,"top_p":0.9}`},
+		{"top_k", `{"top_k":40}`, `{"top_k":40}`},
 		{"max_tokens", `{"max_tokens":7}`, `{"num_predict":7}`},
 		{"max_completion_tokens_wins", `{"max_tokens":7,"max_completion_tokens":9}`, `{"num_predict":9}`},
 		{"stop_string", `{"stop":"END"}`, `{"stop":["END"]}`},

@@ -319,7 +319,7 @@ func TestChatBody(t *testing.T) {
 	r := mustDecode(t, body, Options{})
 	want := `{"model":"claude-sonnet-4-5","messages":[{"role":"system","content":"S"},{"role":"user","content":"hi"}],` +
 		`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","parallel_tool_calls":false,` +
-		`"max_tokens":1024,"temperature":0.5,"top_p":0.9,"stop":["\n\nHuman:","END"],"user":"user_abc_session_1",` +
+		`"max_tokens":1024,"temperature":0.5,"top_p":0.9,"top_k":40,"stop":["\n\nHuman:","END"],"user":"user_abc_session_1",` +
 		`"stream":true,"stream_options":{"include_usage":true}}`
 	if got := string(r.ChatBody()); got != want {
 		t.Errorf("ChatBody:\n got  %s\n want %s", got, want)
@@ -387,6 +387,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"messages not an array", req(`{}`), Options{}, "messages", "an object"},
 		{"stream not a boolean", req(`[{"role":"user","content":"x"}]`, `"stream":"yes"`), Options{}, "stream", "boolean"},
 		{"temperature not a number", req(`[{"role":"user","content":"x"}]`, `"temperature":"hot"`), Options{}, "temperature", "number"},
+		{"top_k not an integer", req(`[{"role":"user","content":"x"}]`, `"top_k":2.5`), Options{}, "top_k", "non-negative integer"},
 		{"stop sequence not a string", req(`[{"role":"user","content":"x"}]`, `"stop_sequences":["a",1]`), Options{}, "stop_sequences.1", "string"},
 		{"metadata user_id not a string", req(`[{"role":"user","content":"x"}]`, `"metadata":{"user_id":1}`), Options{}, "metadata.user_id", "string"},
 		{"thinking without type", req(`[{"role":"user","content":"x"}]`, `"thinking":{}`), Options{}, "thinking.type", "required"},

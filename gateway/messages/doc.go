@@ -66,7 +66,9 @@
 //	tool_choice tool {name}               {"type":"function","function":{"name"}}
 //	disable_parallel_tool_use: true       parallel_tool_calls: false
 //	stop_sequences                        stop (the array as sent)
-//	temperature, top_p                    temperature, top_p (bytes as sent)
+//	temperature, top_p, top_k             temperature, top_p, top_k (bytes as sent;
+//	                                      top_k is an extension the engines read and
+//	                                      the openai backend takes out)
 //	metadata.user_id                      Request.UserID, and user
 //	stream: true                          stream, stream_options {"include_usage":true}
 //	output_config.format (json_schema)    response_format {"type":"json_schema",
@@ -75,8 +77,7 @@
 //	mcp_servers (non-empty)               dropped ("mcp_servers" in Request.Dropped) or
 //	                                      refused
 //
-// Not sent, with no chat equivalent: top_k (kept in Request.TopK; vLLM, SGLang and
-// llama-server would take it as an extension, which is the gateway's call), thinking
+// Not sent, with no chat equivalent: thinking
 // (kept in Request.Thinking; Request.ReasoningEffort reads it as reasoning_effort's
 // values, which the gateway hands the backends that render the prompt themselves, never
 // the body, where an OpenAI upstream would refuse it), output_config.effort, service_tier, container, inference_geo, context_management, a

@@ -53,7 +53,9 @@ type Request struct {
 	// ResponseFormat is the chat response_format for output_config.format (json_schema).
 	ResponseFormat json.RawMessage
 
-	// TopK is top_k as sent. Chat Completions has no top_k: ChatBody leaves it out.
+	// TopK is top_k as sent. Chat Completions has no top_k, but llama-server, vLLM,
+	// SGLang, Ollama and the embedded engine read it in the chat body (the openai
+	// backend takes it out): ChatBody writes it after top_p.
 	TopK json.RawMessage
 	// Thinking is the thinking configuration as sent ({"type":"enabled","budget_tokens"},
 	// disabled, adaptive). Chat Completions has no equivalent: ChatBody leaves it out.
@@ -121,7 +123,7 @@ func CountResponse(inputTokens int) []byte {
 
 // ChatBody writes the Chat Completions request, members in a fixed order: model,
 // messages, tools, tool_choice, parallel_tool_calls, max_tokens, temperature, top_p,
-// stop, response_format, user, stream and stream_options {"include_usage":true}.
+// top_k, stop, response_format, user, stream and stream_options {"include_usage":true}.
 func (r *Request) ChatBody() []byte {
 	n := 256 + len(r.Tools) + len(r.Model)
 	for _, m := range r.Messages {
@@ -155,7 +157,7 @@ func (r *Request) ChatBody() []byte {
 	for _, m := range []struct {
 		key string
 		v   json.RawMessage
-	}{{"temperature", r.Temperature}, {"top_p", r.TopP}, {"stop", r.Stop}, {"response_format", r.ResponseFormat}} {
+	}{{"temperature", r.Temperature}, {"top_p", r.TopP}, {"top_k", r.TopK}, {"stop", r.Stop}, {"response_format", r.ResponseFormat}} {
 		if len(m.v) > 0 {
 			b = append(b, ',', '"')
 			b = append(b, m.key...)
@@ -239,6 +241,9 @@ func decode(body []byte, opt Options, count bool) (*Request, *door.Error) {
 		if raw, ok := o.Get(f.key); ok && !isNull(raw) {
 			if !isNumber(raw) {
 				return nil, bad(f.key, "must be a number, got %s", kind(raw))
+			}
+			if n, err := strconv.Atoi(string(raw)); f.key == "top_k" && (err != nil || n < 0) {
+				return nil, bad(f.key, "must be a non-negative integer, got %s", raw)
 			}
 			*f.dst = raw
 		}
