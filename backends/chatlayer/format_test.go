@@ -28,7 +28,7 @@ func TestFormat(t *testing.T) {
 		{body: `{"response_format":{"type":"json_object"}}`, grammar: obj.GBNF()},
 		{body: `{"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":true,"schema":` + schema + `}}}`, grammar: want.GBNF()},
 		{body: `{"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}`, grammar: anyValue.GBNF()},
-		{body: `{"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":false,"schema":{"type":"integer","minimum":1}}}}`, errHas: `"minimum"`},
+		{body: `{"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":false,"schema":{"type":"integer","minimum":1,"maximum":5}}}}`, errHas: `"maximum"`},
 		{body: `{"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"d":{"type":"string","format":"date"}}}}}}`, errHas: `"format" at d`},
 		{body: `{"response_format":{"type":"json_schema"}}`, errHas: "json_schema object"},
 		{body: `{"response_format":{"type":"json_schema","json_schema":{"schema":[1]}}}`, errHas: "must be a JSON Schema object"},

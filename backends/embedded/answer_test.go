@@ -78,7 +78,7 @@ func answerOf(t *testing.T, b *Backend, req map[string]any, stream bool) (string
 // streamed, the random-weight model's answer validates against the schema
 // (internal/schemacheck, written apart from the renderer) and ends with "stop"; without
 // it the same seed does not validate; json_object gives an object; a keyword the grammar
-// cannot hold is a 400 on response_format naming it.
+// cannot hold (format) is a 400 on response_format naming it.
 func TestAnswer_HeldToTheSchema(t *testing.T) {
 	b := newBackend(t, Options{})
 	for seed := 1; seed <= 4; seed++ {
@@ -101,10 +101,10 @@ func TestAnswer_HeldToTheSchema(t *testing.T) {
 		t.Errorf("json_object answer %q: %v", content, err)
 	}
 	_, err := b.ChatCompletion(context.Background(), &backends.Request{Model: "tiny", Body: chatBody(t, map[string]any{"messages": msgs("user", "x"),
-		"response_format": json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","pattern":"^a$"}}}`)})})
+		"response_format": json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","format":"email"}}}`)})})
 	var be *backends.Error
-	if !errors.As(err, &be) || be.Status != 400 || be.Param != "response_format" || !strings.Contains(be.Message, `"pattern"`) {
-		t.Errorf("pattern: got %v, want a 400 on response_format naming it", err)
+	if !errors.As(err, &be) || be.Status != 400 || be.Param != "response_format" || !strings.Contains(be.Message, `"format"`) {
+		t.Errorf("format: got %v, want a 400 on response_format naming it", err)
 	}
 }
 
