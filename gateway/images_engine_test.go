@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/maskgate/maskgate/backends/llamacpp"
+	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/gateway"
 	"github.com/maskgate/maskgate/internal/enginetest"
 )
@@ -137,4 +138,44 @@ func TestImages_TextOnlyLlamaServer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestImages_TextOnlyOllama: a real Ollama serving the tiny model (its /api/show lists
+// no vision) is sent, through the Chat Completions door, the two-turn chat whose first
+// turn carries an image: both turns answer 200 with the warning (before, the backend
+// refused every image part with a 400). The control, the same image sent to Ollama
+// directly, is logged: Ollama 0.17.4 answers 200 and drops the image silently, where the
+// note tells the model and the warning the client.
+func TestImages_TextOnlyOllama(t *testing.T) {
+	srv := enginetest.Ollama(t)
+	be, err := ollama.New(ollama.Options{Name: "ollama", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "ollama", Kind: "ollama", Models: []string{"*"}, Backend: be}}}))
+	t.Cleanup(gw.Close)
+	d := imageDoors(srv.Model)[0]
+	for turn, body := range []string{d.turn1, d.turn2} {
+		resp, err := http.Post(gw.URL+d.path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("turn %d: status %d: %s", turn+1, resp.StatusCode, out)
+		}
+		if warns := resp.Header.Values(gateway.HeaderWarning); len(warns) != 1 || warns[0] != "messages[0].content[1]: image omitted: this model cannot read images" {
+			t.Errorf("turn %d: warnings %q", turn+1, warns)
+		}
+	}
+	control := `{"model":"` + srv.Model + `","stream":false,"options":{"num_predict":2},"messages":[{"role":"user","content":"what is this?","images":["` + pngData + `"]}]}`
+	resp, err := http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(control))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("control: the image sent to Ollama itself: %d %.200s", resp.StatusCode, out)
 }
