@@ -21,6 +21,7 @@
 //	server.keepalive_timeout    75s    an idle keep-alive connection is closed
 //	server.max_header_bytes     64KiB  larger headers get 431
 //	server.max_connections      4096   more connections wait to be accepted
+//	server.trusted_proxies      []     TLS-terminating proxies whose X-Forwarded-Proto counts
 //	server.shutdown_grace       25s    requests in flight may finish after SIGTERM
 //	server.keepalive_interval   15s    a begun stream silent that long gets a keep-alive
 //	                                     (at least 1s, or off)
@@ -32,6 +33,7 @@
 //	backends[].max_event_bytes  8MiB   one stream event, its lines together (502 or an error event)
 //	doors.store_bytes           64MiB  stored responses, oldest out first
 //	doors.store_ttl             1h     a stored response is kept that long
+//	doors.history_bytes         32MiB  one chain of responses' conversation (400 history_too_large)
 //	doors.websocket.max_message_bytes 16MiB a client message (close 1009)
 //	doors.websocket.send_queue_bytes  8MiB  events queued for a slow reader (close 1008)
 //	doors.websocket.ping_interval     20s   a client silent twice as long is dropped

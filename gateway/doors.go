@@ -20,6 +20,13 @@ type doorHost struct {
 	log     *slog.Logger
 	now     func() time.Time
 	hosted  string // Options.HostedTools
+	// admit takes a request that skips the pipeline (a socket's warm-up) from its key's
+	// limits; warmRoute checks its route as run would (Server.admitWarmUp, routeWarmUp).
+	admit     func(*http.Request) (func(), error)
+	warmRoute func(*http.Request, *request) error
+	// betas are the OpenAI-Beta and Anthropic-Beta flags a passed request may carry
+	// (Options.BetaFlags).
+	betas map[string]bool
 }
 
 // doors are the handlers of the client APIs, one type per API.
@@ -33,12 +40,17 @@ type doors struct {
 // newDoors is s's doors, each holding what it needs of s.
 func newDoors(s *Server) doors {
 	h := &doorHost{serve: s.serve, read: s.readRequest, release: s.bodies.release, router: s.router,
-		count: s.planner.PromptTokens, log: s.log, now: s.now, hosted: s.opt.HostedTools}
+		count: s.planner.PromptTokens, log: s.log, now: s.now, hosted: s.opt.HostedTools,
+		admit: s.admitWarmUp, warmRoute: s.routeWarmUp, betas: map[string]bool{}}
+	for _, f := range s.opt.BetaFlags {
+		h.betas[f] = true
+	}
 	return doors{
-		chat:      chatAPI{host: h, known: s.planner.Known()},
-		messages:  messagesAPI{host: h},
-		responses: &responsesAPI{host: h, store: s.responses, sockets: &s.sockets, ws: s.opt.WebSocket, stopping: s.stopping},
-		models:    modelsAPI{router: s.router, probeTimeout: s.opt.ProbeTimeout, log: s.log},
+		chat:     chatAPI{host: h, known: s.planner.Known()},
+		messages: messagesAPI{host: h},
+		responses: &responsesAPI{host: h, store: s.responses, historyBytes: s.opt.HistoryBytes,
+			passOwners: newPassOwners(defaultPassOwners, s.opt.StoreTTL, s.now), sockets: &s.sockets, ws: s.opt.WebSocket, stopping: s.stopping},
+		models: modelsAPI{router: s.router, probeTimeout: s.opt.ProbeTimeout, log: s.log},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -19,8 +20,14 @@ import (
 type nativeDoor interface {
 	// native is the door's name among backends.DoorPasser's.
 	native() string
-	// passHeaders picks the client's request headers the upstream must see.
-	passHeaders(h http.Header) http.Header
+	// passRequest is the request as the upstream may see it (passguard.go,
+	// passheaders.go): the body with hosted tools edited out or refused, the client's
+	// beta flags the gateway allows; or the refusal of a continuation (a
+	// previous_response_id) the caller does not own.
+	passRequest(r *http.Request, body []byte) (body2 []byte, header http.Header, e passEdit, err error)
+	// passed is told the upstream's answer has been read: the door records what the
+	// caller now owns (the response id the upstream minted).
+	passed()
 	// inspect reads the request's usage from a whole answer, or from one event of a
 	// stream into u (events may each carry part of it); false when there was none.
 	inspect(data []byte, u *oai.Usage) bool
@@ -32,15 +39,24 @@ type nativeDoor interface {
 // it is, the answer as it is (a stream event by event, flushed), with the usage read on
 // the way for accounting and metrics.
 func passNative(w http.ResponseWriter, r *http.Request, x *exchange, p backends.DoorPasser, nd nativeDoor, body []byte, stream bool) error {
+	body, header, e, err := nd.passRequest(r, body)
+	if err != nil {
+		return err
+	}
 	t := x.now()
-	resp, cancel, err := p.PassDoor(x.hinted(r.Context()), nd.native(), r.URL.RawQuery, nd.passHeaders(r.Header), body)
+	resp, cancel, err := p.PassDoor(x.hinted(r.Context()), nd.native(), r.URL.RawQuery, header, body)
 	x.upstream += x.now().Sub(t)
 	if err != nil {
 		return err
 	}
 	defer cancel(nil)
 	defer resp.Body.Close()
-	copyHeaders(w.Header(), resp.Header)
+	defer nd.passed()
+	copyPassedHeaders(w.Header(), resp.Header)
+	if len(e.dropped) > 0 {
+		w.Header().Set(HeaderDroppedTools, strings.Join(e.dropped, ","))
+	}
+	warn(e.log, w, nd.native(), e.warnings)
 	w.Header().Del("Content-Length")
 	var u oai.Usage
 	if !stream {

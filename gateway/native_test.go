@@ -60,7 +60,7 @@ func nativeGateway(t *testing.T, be backends.Backend, edit func(*gateway.Options
 
 const (
 	// Odd spacing and member order: a re-encoding would show.
-	nativeResponsesReq  = `{ "model":"gpt-x",  "input":[{"role":"user","content":"hi"}], "previous_response_id":"resp_upstream1", "store":true,"reasoning":{"effort":"low"} }`
+	nativeResponsesReq  = `{ "model":"gpt-x",  "input":[{"role":"user","content":"hi"}], "previous_response_id":"resp_2", "store":true,"reasoning":{"effort":"low"} }`
 	nativeResponsesResp = `{"id":"resp_2","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello","annotations":[]}]}],` +
 		`"usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":125}, "extra_field_from_the_future": [1, 2]}`
 	nativeResponsesStream = "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_2\",\"status\":\"in_progress\",\"usage\":null}}\n\n" +
@@ -78,6 +78,11 @@ func TestNative_ResponsesPassToOpenAI(t *testing.T) {
 	}
 	gw := nativeGateway(t, be, nil)
 
+	// The first response the upstream mints (resp_2) is alice's to continue.
+	if status, _, out := call(t, gw, "POST", "/v1/responses", aliceKey, `{"model":"gpt-x","input":"hi"}`); status != 200 || out != nativeResponsesResp {
+		t.Fatalf("first: %d %s", status, out)
+	}
+	up.path, up.bodies, up.header = nil, nil, nil
 	status, h, out := call(t, gw, "POST", "/v1/responses", aliceKey, nativeResponsesReq, "OpenAI-Beta", "responses=v1")
 	if status != 200 || out != nativeResponsesResp {
 		t.Errorf("whole: %d %s, want the upstream's bytes", status, out)

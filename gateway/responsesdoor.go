@@ -34,7 +34,8 @@ type responsesDoor struct {
 	out     *responses.Writer
 	missing error // previous_response_id names no response of the caller's, or the store failed
 
-	relayedSeq int64 // the last sequence_number of a relayed stream
+	relayedSeq int64  // the last sequence_number of a relayed stream
+	passedID   string // the id of a relayed response
 }
 
 func (*responsesDoor) name() string { return "responses" }
@@ -73,14 +74,22 @@ func (d *responsesDoor) decode(r *http.Request, body []byte) (*request, error) {
 			d.prev = prev
 		}
 		d.history, d.thread, d.loaded = prev.History(), prev.Thread(), prev.Loaded()
+		if err := historyTooLarge(d.api.historyBytes, d.history, d.loaded, rq.Messages); err != nil {
+			return nil, err
+		}
 		if len(d.loaded) > 0 {
 			if derr := rq.LoadTools(d.loaded); derr != nil {
 				return nil, derr
 			}
 		}
-	} else if rq.Store || d.ws != nil {
-		// The first response of a chain that may be continued names its thread.
-		d.thread = d.id
+	} else {
+		if err := historyTooLarge(d.api.historyBytes, rq.Messages); err != nil {
+			return nil, err
+		}
+		if rq.Store || d.ws != nil {
+			// The first response of a chain that may be continued names its thread.
+			d.thread = d.id
+		}
 	}
 	chat := rq.ChatBody(d.history)
 	env, err := oai.ParseEnvelope(chat)
@@ -180,11 +189,16 @@ func (d *responsesDoor) writeError(w http.ResponseWriter, log *slog.Logger, err 
 // responsesAPI is the Responses API's handlers: /v1/responses over HTTP and its
 // WebSocket mode, stored responses by id, compaction and input token counts.
 type responsesAPI struct {
-	host     *doorHost
-	store    *respstore.Store
-	sockets  *wsock.Registry
-	ws       wsock.Options
-	stopping context.Context // done once the server stops: no new socket
+	host  *doorHost
+	store *respstore.Store
+	// historyBytes bounds one chain's conversation (Options.HistoryBytes).
+	historyBytes int64
+	// passOwners are the ids of responses upstreams minted for requests passed to them,
+	// by identity.
+	passOwners *passOwners
+	sockets    *wsock.Registry
+	ws         wsock.Options
+	stopping   context.Context // done once the server stops: no new socket
 }
 
 // root is /v1/responses: POST creates a response; GET upgrades to the
@@ -315,35 +329,6 @@ func (a *responsesAPI) socketMessage(ctx context.Context, base *http.Request, ms
 	a.host.serve(w, r, &responsesDoor{api: a, ws: sess})
 }
 
-// warmUp answers a response.create with generate: false: a response with no output
-// that the next turn can continue, so a client can send its long instructions and
-// tools ahead of the first question. The backend is not called.
-func (a *responsesAPI) warmUp(w *socketWriter, r *http.Request, body []byte, sess *wsock.Session) {
-	log := a.host.log
-	d := &responsesDoor{api: a, ws: sess}
-	q, err := d.decode(r, body)
-	if err == nil {
-		err = q.refuse
-	}
-	if err != nil {
-		d.writeError(w, log, err)
-		return
-	}
-	if _, ok := a.host.router.lookup(q.env.Model); !ok {
-		d.writeError(w, log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
-			Message: "the model " + strconv.Quote(q.env.Model) + " is not served by this gateway; GET /v1/models lists the models it routes"})
-		return
-	}
-	now := a.host.now
-	x := &exchange{start: now(), now: now, stream: true}
-	sk := d.sink(w, x, q)
-	d.out.WarmUp = true
-	if sk.Begin(door.Head{Model: q.env.Model, Created: now().Unix()}) != nil || sk.End(oai.FinishStop, nil) != nil {
-		return
-	}
-	d.keep()
-}
-
 // socketWriter is the http.ResponseWriter a socket's message runs with: its headers are
 // the message's own, and nothing is written through it (events go on the socket).
 type socketWriter struct{ h http.Header }
@@ -368,13 +353,15 @@ func clientSearch(rq *responses.Request) bool {
 
 func (*responsesDoor) native() string { return "responses" }
 
-func (*responsesDoor) passHeaders(h http.Header) http.Header {
-	out := http.Header{}
-	if v := h.Values("OpenAI-Beta"); len(v) > 0 {
-		out["Openai-Beta"] = v
+func (d *responsesDoor) passRequest(r *http.Request, body []byte) ([]byte, http.Header, passEdit, error) {
+	if d.missing != nil && !d.api.passOwners.owns(d.owner, d.rq.PreviousResponseID) {
+		return nil, nil, passEdit{}, d.missing // another identity's, or unknown: not sent
 	}
-	return out
+	return prepareForPass(r, body, d.api.host, "OpenAI-Beta", passResponses)
 }
+
+// passed records the response the upstream minted as the caller's.
+func (d *responsesDoor) passed() { d.api.passOwners.add(d.owner, d.passedID) }
 
 // inspect reads a response object's usage, or a streamed event's response's, and
 // notes the event's sequence number.
@@ -392,6 +379,9 @@ func (d *responsesDoor) inspect(data []byte, u *oai.Usage) bool {
 		if obj, err = oai.ParseObject(r); err != nil {
 			return false
 		}
+	}
+	if d.passedID == "" && strMember(obj.Bytes(), "object") == "response" {
+		d.passedID = strMember(obj.Bytes(), "id")
 	}
 	raw, ok := obj.Get("usage")
 	return ok && string(raw) != "null" && responsesUsage(raw, u)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -113,6 +114,9 @@ type Options struct {
 	// AdminKey guards /admin/, presented as Authorization: Bearer only. If empty, the
 	// admin API is off.
 	AdminKey string
+	// TrustedProxies are TLS-terminating proxies whose X-Forwarded-Proto: https makes
+	// the dashboard's session cookie Secure (observe.Options).
+	TrustedProxies []netip.Prefix
 	// Keys are the client keys /v1/ requires (401 without one). If nil, every client is
 	// one anonymous identity: the caller must then serve on loopback only, or mean it,
 	// and /v1/ refuses what a web page would send (access.Guard.Keys says what).
@@ -135,10 +139,20 @@ type Options struct {
 	StoreBytes int64
 	// StoreTTL is how long a stored response is kept. If zero, one hour.
 	StoreTTL time.Duration
+	// HistoryBytes bounds the conversation one Responses chain may hold (the history
+	// previous_response_id continues, or a socket's last response, with the new input and
+	// instructions): a request past it is a 400 history_too_large, a warm-up included.
+	// If zero, 32 MiB; negative, no bound.
+	HistoryBytes int64
 	// HostedTools is what the Responses and Messages doors do with hosted tools the
 	// gateway cannot run (web_search, code_execution, ...): "drop" (the default; the
 	// answer's X-Maskgate-Dropped-Tools header names them) or "refuse" (400).
 	HostedTools string
+	// BetaFlags are the OpenAI-Beta and Anthropic-Beta flags a request passed to an
+	// upstream that speaks its door (OpenAI's Responses, Anthropic's Messages) may carry;
+	// others are left out with an X-Maskgate-Warning, or refused (400) under HostedTools
+	// "refuse". If nil, DefaultBetaFlags.
+	BetaFlags []string
 	// WebSocket configures the Responses API's WebSocket mode (GET /v1/responses).
 	WebSocket wsock.Options
 	// KeepaliveInterval is how long a begun stream of the tool loop may stay silent
@@ -231,6 +245,12 @@ func New(o Options) *Server {
 	}
 	if o.StoreTTL == 0 {
 		o.StoreTTL = time.Hour
+	}
+	if o.HistoryBytes == 0 {
+		o.HistoryBytes = 32 << 20
+	}
+	if o.BetaFlags == nil {
+		o.BetaFlags = DefaultBetaFlags
 	}
 	if o.HostedTools == "" {
 		o.HostedTools = "drop"
