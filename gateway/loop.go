@@ -108,6 +108,9 @@ type rawWholer interface {
 // reach the client as they come, and tool calls are held until the round ends, since
 // only then is it known whether the gateway runs them or the client gets them.
 func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *request, p *planner.Plan, managed bool, sk door.Sink) error {
+	if err := oneChoice(q.env.Object); err != nil {
+		return err // before anything is written
+	}
 	ctx := r.Context()
 	stream := q.env.Stream
 	begun := false
