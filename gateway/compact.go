@@ -84,7 +84,7 @@ func (a *responsesAPI) compact(w http.ResponseWriter, r *http.Request) {
 	out = strconv.AppendInt(out, resp.CreatedAt, 10)
 	out = append(out, `,"output":[`...)
 	for _, u := range users {
-		out = append(append(out, u...), ',')
+		out = append(append(out, responses.CompactionUserItem(u, "msg_"+randomID())...), ',')
 	}
 	out = append(out, `{"type":"compaction","id":`...)
 	out = oai.AppendString(out, id)

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -45,7 +46,12 @@ func TestDoors_ResponsesCompactRoundTrip(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Object != "response.compaction" || len(got.Output) != 3 || string(got.Output[0]) != u1 || string(got.Output[1]) != u2 || got.Usage.InputTokens != 40 {
+	// The user messages as the specification's Message items: an id, status, and the
+	// text as an input_text part.
+	userItem := regexp.MustCompile(`^\{"id":"msg_[0-9a-f]{24}","type":"message","status":"completed","role":"user","content":\[\{"type":"input_text","text":"([^"]*)"\}\]\}$`)
+	if got.Object != "response.compaction" || len(got.Output) != 3 || got.Usage.InputTokens != 40 ||
+		userItem.FindStringSubmatch(string(got.Output[0])) == nil || userItem.FindStringSubmatch(string(got.Output[0]))[1] != "fix the parser" ||
+		userItem.FindStringSubmatch(string(got.Output[1])) == nil || userItem.FindStringSubmatch(string(got.Output[1]))[1] != "now the tests" {
 		t.Fatalf("compaction answer: %s", out)
 	}
 	var item struct {

@@ -93,7 +93,8 @@
 //
 //   - Mapped: model; input and instructions (above); tools, tool_choice;
 //     parallel_tool_calls and an auto/none tool_choice only when there are tools;
-//     max_output_tokens → max_completion_tokens; temperature, top_p; reasoning.effort →
+//     max_output_tokens → max_completion_tokens; temperature, top_p, presence_penalty,
+//     frequency_penalty; reasoning.effort →
 //     reasoning_effort; text.format (json_object, json_schema) → response_format;
 //     text.verbosity → verbosity; prompt_cache_key, metadata, user (or
 //     safety_identifier) as sent; stream (with stream_options.include_usage).
@@ -127,7 +128,11 @@
 // the response id and the item's index: an item's id names its response (ItemResponse),
 // where an item_reference finds it (OutputItem). A completed turn with no text and no call (reasoning at most) gets one empty
 // message item, as OpenAI answers one (Writer.WarmUp, generate: false, gets none);
-// every ended response has a usage object, zeros when the engine told none. Streams
+// every ended response has a usage object, zeros when the engine told none. The
+// response object has every member the Open Responses specification requires
+// (presence_penalty and frequency_penalty as sent or 0, service_tier "default"; each
+// function tool echoed with description and parameters, null when not sent, and strict,
+// true when not sent: echoTools). Streams
 // follow OpenAI's event order, every event with type and
 // sequence_number from 0; the SSE event name is the type. The gateway begins a stream
 // (response.created, response.in_progress) as soon as the request is admitted, before

@@ -216,7 +216,7 @@ func Decode(body []byte, opt Options) (*Request, *door.Error) {
 // so that what it writes is a valid chat request.
 func (r *Request) checkParams() *door.Error {
 	f := r.src
-	for _, k := range []string{"temperature", "top_p"} {
+	for _, k := range []string{"temperature", "top_p", "presence_penalty", "frequency_penalty"} {
 		if _, e := f.rawNumber(k); e != nil {
 			return e
 		}
@@ -401,7 +401,7 @@ func (r *Request) ChatBody(history []json.RawMessage) []byte {
 	if v := f.get("max_output_tokens"); v != nil {
 		b.raw("max_completion_tokens", v)
 	}
-	for _, k := range []string{"temperature", "top_p"} {
+	for _, k := range []string{"temperature", "top_p", "presence_penalty", "frequency_penalty"} {
 		if v := f.get(k); v != nil {
 			b.raw(k, v)
 		}

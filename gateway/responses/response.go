@@ -192,9 +192,12 @@ func (w *Writer) response(status string) []byte {
 		rawOr("temperature", f.get("temperature"), "1").
 		rawOr("text", f.get("text"), `{"format":{"type":"text"}}`).
 		rawOr("tool_choice", f.get("tool_choice"), `"auto"`).
-		rawOr("tools", f.get("tools"), "[]").
+		raw("tools", echoTools(f.get("tools"))).
 		rawOr("top_logprobs", f.get("top_logprobs"), "0").
 		rawOr("top_p", f.get("top_p"), "1").
+		rawOr("presence_penalty", f.get("presence_penalty"), "0").
+		rawOr("frequency_penalty", f.get("frequency_penalty"), "0").
+		str("service_tier", "default").
 		rawOr("truncation", f.get("truncation"), `"disabled"`)
 	if u := w.usage; u != nil {
 		cached, reasoning := 0, 0

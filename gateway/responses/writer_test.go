@@ -39,6 +39,13 @@ const writerTools = `[{"type":"function","name":"get_weather","parameters":{"typ
 	`{"type":"namespace","name":"crm","description":"CRM","tools":[{"type":"function","name":"lookup"}]},` +
 	`{"type":"tool_search","execution":"client"},{"type":"web_search"}]`
 
+// writerToolsEchoed is writerTools as the response echoes them: the function tool with
+// the members the Open Responses FunctionTool requires.
+const writerToolsEchoed = `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}},"description":null,"strict":true},` +
+	`{"type":"custom","name":"patch","format":{"type":"grammar","syntax":"lark","definition":"start: /.+/"}},` +
+	`{"type":"namespace","name":"crm","description":"CRM","tools":[{"type":"function","name":"lookup"}]},` +
+	`{"type":"tool_search","execution":"client"},{"type":"web_search"}]`
+
 const writerRequest = `{"model":"qwen","input":"hi","temperature":0.5,"metadata":{"k":"v"},"tools":` + writerTools + `}`
 
 var (
@@ -140,7 +147,7 @@ func TestWriterWhole(t *testing.T) {
 		`"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"max_tool_calls":null,"model":"qwen",` +
 		`"output":[` + strings.Join(want, ",") + `],"parallel_tool_calls":true,"previous_response_id":null,"prompt_cache_key":null,` +
 		`"reasoning":{"effort":null,"summary":null},"safety_identifier":null,"store":true,"temperature":0.5,"text":{"format":{"type":"text"}},` +
-		`"tool_choice":"auto","tools":` + writerTools + `,"top_logprobs":0,"top_p":1,"truncation":"disabled",` +
+		`"tool_choice":"auto","tools":` + writerToolsEchoed + `,"top_logprobs":0,"top_p":1,"presence_penalty":0,"frequency_penalty":0,"service_tier":"default","truncation":"disabled",` +
 		`"usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":20,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":120},` +
 		`"user":null,"metadata":{"k":"v"},"maskgate":{"dropped_tools":["web_search"]}}` // the hosted tool left out
 	if string(w.Body()) != wantBody {
