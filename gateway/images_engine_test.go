@@ -179,3 +179,55 @@ func TestImages_TextOnlyOllama(t *testing.T) {
 	resp.Body.Close()
 	t.Logf("control: the image sent to Ollama itself: %d %.200s", resp.StatusCode, out)
 }
+
+// TestImages_FileIDs: an image by file id (Responses input_image.file_id, Messages
+// source.type "file"), which the gateway cannot resolve, is a 400 in the door's own
+// envelope naming the field in the turn being sent, and in the history of a later turn a
+// note with a warning: that turn answers 200 from a real llama-server.
+func TestImages_FileIDs(t *testing.T) {
+	ls := enginetest.Llama(t)
+	be, err := llamacpp.New(llamacpp.Options{Name: "llama", BaseURL: ls.URL, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(gateway.New(gateway.Options{
+		Upstreams: []gateway.Upstream{{Name: "llama", Kind: "llamacpp", Models: []string{"*"}, Backend: be}}}))
+	t.Cleanup(gw.Close)
+	m := ls.Model
+	respImg := `{"role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","file_id":"file-1"}]}`
+	msgImg := `{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"file","file_id":"file-1"}}]}`
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+		want             string // in the body (an error) or the warning
+	}{
+		{"responses now", "/v1/responses", `{"model":"` + m + `","max_output_tokens":16,"store":false,"input":[` + respImg + `]}`,
+			400, `"param":"input[0].content[1].file_id"`},
+		{"responses history", "/v1/responses", `{"model":"` + m + `","max_output_tokens":16,"store":false,"input":[` + respImg + `,{"role":"assistant","content":"ok"},{"role":"user","content":"and?"}]}`,
+			200, "input[0].content[1].file_id: image omitted: the gateway cannot resolve images by file_id"},
+		{"messages now", "/v1/messages", `{"model":"` + m + `","max_tokens":4,"messages":[` + msgImg + `]}`,
+			400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content.1.source.type: file sources (the Files API) are not supported`},
+		{"messages history", "/v1/messages", `{"model":"` + m + `","max_tokens":4,"messages":[` + msgImg + `,{"role":"assistant","content":"ok"},{"role":"user","content":"and?"}]}`,
+			200, "messages.0.content.1.source: image omitted: the gateway cannot read images from the Files API"},
+	} {
+		resp, err := http.Post(gw.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d: %s", c.name, resp.StatusCode, c.status, out)
+			continue
+		}
+		if c.status != 200 {
+			if !strings.Contains(string(out), c.want) {
+				t.Errorf("%s: body %s, want it to hold %s", c.name, out, c.want)
+			}
+			continue
+		}
+		if warns := resp.Header.Values(gateway.HeaderWarning); len(warns) != 1 || warns[0] != c.want {
+			t.Errorf("%s: warnings %q, want [%q]", c.name, warns, c.want)
+		}
+	}
+}
