@@ -20,7 +20,10 @@
 //	user text blocks                      content: a lone text as a string, else an array
 //	                                      of text parts
 //	image (base64 / url source)           image_url part (data:<media_type>;base64,<data>
-//	                                      / the url); file sources are refused
+//	                                      / the url); file sources are refused in
+//	                                      the turn being sent, and in the history
+//	                                      (before the last assistant message) a note
+//	                                      in Request.Warnings (images.go)
 //	document (text / content source)      text parts (and image parts); title, context
 //	                                      and citations are not sent
 //	document (base64 PDF source)          a text part: the PDF's text (package pdftext,

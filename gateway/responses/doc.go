@@ -9,8 +9,9 @@
 //
 //   - A string input is one user message. Items may omit "type" when they have a role.
 //   - message: user content stays a string as sent, or becomes chat parts (input_text →
-//     text, input_image with image_url → image_url; an image by file_id and other parts
-//     are a 400). input_file with file_data (a data: URL or bare base64) becomes a text
+//     text, input_image with image_url → image_url; other parts are a 400). An image by
+//     file_id is a 400 in the turn being sent, and in the history (an item before the
+//     model's last answer item) a note with a warning (images.go). input_file with file_data (a data: URL or bare base64) becomes a text
 //     part: a PDF's text (package pdftext, under its limits), a text/* file's text. A
 //     file it cannot read (another media type, a PDF without readable text, past a
 //     limit) or one by file_id or file_url (the gateway fetches nothing) becomes a note
