@@ -32,8 +32,16 @@
 // system turn before the system prompt). The client's messages still travel as its bytes,
 // only moved; other formats keep their template's order.
 //
-// It owns the wire translation and the HTTP exchange with llama-server. It never edits or
-// re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
+// Images (images.go): a request that carries one asks GET /props whether llama-server
+// reads images (modalities.vision, with a multimodal projector) and its media_marker. A
+// base64 data: URL image then reaches the template as a text part holding the marker and
+// /completion as prompt {"prompt_string", "multimodal_data"} (its data, in order), as
+// llama-server's own chat layer does; every other image (all of them without vision,
+// one by URL with it) becomes a note, which Notes reports for the client's warning
+// header. The image parts are the one edit of the client's messages.
+//
+// It owns the wire translation and the HTTP exchange with llama-server. It never edits (but
+// for their images) or re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
 // rendered prompt and the engine's prefix cache stay stable), never builds a grammar
 // itself (masking/ does), and never decides which tools are allowed (the gateway does,
 // through backends.Request.Allowed); checking that a parsed call names an allowed tool is
