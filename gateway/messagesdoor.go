@@ -18,8 +18,9 @@ import (
 // hosted_tools: drop), comma-separated.
 const HeaderDroppedTools = "X-Maskgate-Dropped-Tools"
 
-// HeaderWarning carries, one value each, what a door left out of the conversation the
-// client sent (a document it could not read); the model reads a note in its place.
+// HeaderWarning carries, one value each, what was left out of the conversation the
+// client sent (a document a door could not read, an image the engine cannot: a
+// backends.ContentNoter's notes); the model reads a note in its place.
 const HeaderWarning = "X-Maskgate-Warning"
 
 // warn sets each warning as a HeaderWarning value and logs where it was (a warning's
