@@ -12,9 +12,10 @@ import (
 // Backend is vLLM's tagging backend with the tag in response_format.
 type Backend = vllm.Backend
 
-// ResponseFormat is SGLang's placement: the tag object as response_format, unless the
-// client sent a response_format of its own (SGLang takes one, and the client's is the
-// client's; the request then goes unconstrained).
+// ResponseFormat is SGLang's placement: the tag object as response_format. A client's
+// own response_format json_schema or json_object joins the tag (vllm's answer tag: one
+// allowed call or the answer); any other response_format of the client's goes alone and
+// the request unconstrained.
 var ResponseFormat = vllm.Placement{
 	Tag: func(tag []byte) ([]oai.Edit, error) { return []oai.Edit{{Key: "response_format", Value: tag}}, nil },
 	Conflict: func(obj *oai.Object) bool {

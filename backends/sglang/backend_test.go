@@ -123,10 +123,11 @@ func TestConstrain_GoldenBodies(t *testing.T) {
 	}
 }
 
+// TestConstrain_AClientResponseFormatIsKeptAndNotConstrained: a client's response_format
+// the tag cannot carry (its own structural tag) goes alone; json_schema and json_object
+// go inside the tag (TestConstrain_AClientSchemaJoinsTheTag).
 func TestConstrain_AClientResponseFormatIsKeptAndNotConstrained(t *testing.T) {
 	for _, rf := range []string{
-		`{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object"}}}`,
-		`{"type":"json_object"}`,
 		`{"type":"structural_tag","structures":[],"triggers":[]}`,
 	} {
 		body := request(`,"response_format":` + rf)
@@ -188,7 +189,9 @@ func TestBackend_StrategySaysWhatHappened(t *testing.T) {
 		tagged   bool
 	}{
 		{"constrained", request(""), []string{"get_time"}, "mask", true},
-		{"client response_format", request(`,"response_format":{"type":"json_object"}`), []string{"get_time"}, "validate", false},
+		{"client response_format", request(`,"response_format":{"type":"json_object"}`), []string{"get_time"}, "mask", true},
+		// the client's own tag, sent as it came (it names structural_tag itself)
+		{"client structural tag", request(`,"response_format":{"type":"structural_tag","structures":[],"triggers":[]}`), []string{"get_time"}, "validate", true},
 		{"not managed by the gateway", request(""), nil, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,5 +203,28 @@ func TestBackend_StrategySaysWhatHappened(t *testing.T) {
 				t.Errorf("strategy %q, upstream got %s", resp.Strategy, got)
 			}
 		})
+	}
+}
+
+// TestConstrain_AClientSchemaJoinsTheTag: a client's response_format json_schema or
+// json_object becomes part of the tag in response_format: one of the allowed calls or
+// the answer where calls are optional (the schema's bytes as sent), the calls alone
+// where one is required.
+func TestConstrain_AClientSchemaJoinsTheTag(t *testing.T) {
+	for _, c := range []struct{ rf, choice, want string }{
+		{`{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object","properties":{"x":{"type":"integer"}}}}}`, `"auto"`,
+			`{"type":"json_schema","json_schema":{"type":"object","properties":{"x":{"type":"integer"}}}}]}}`},
+		{`{"type":"json_object"}`, `"auto"`, `{"type":"json_schema","json_schema":{"type":"object"}}]}}`},
+		{`{"type":"json_object"}`, `"required"`, `"at_least_one":true}}`},
+	} {
+		body := request(`,"tool_choice":` + c.choice + `,"response_format":` + c.rf)
+		got, outcome, err := Constrain([]byte(body), []string{"get_weather"})
+		var b struct {
+			RF json.RawMessage `json:"response_format"`
+		}
+		if err != nil || outcome != Constrained || json.Unmarshal(got, &b) != nil || !strings.HasSuffix(string(b.RF), c.want) ||
+			strings.Contains(string(b.RF), `"get_time"`) || (c.choice == `"auto"`) != strings.Contains(string(b.RF), `{"type":"or"`) {
+			t.Errorf("%s %s: outcome %v err %v response_format %s", c.rf, c.choice, outcome, err, b.RF)
+		}
 	}
 }

@@ -212,7 +212,7 @@ func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome
 		return body, t.Outcome, err
 	}
 	var edits []oai.Edit
-	if sm != nil {
+	if sm != nil && !t.Answer { // a combined tag comes whole, not in the catalog's string form
 		*buf = append(t.Tag, sm.Suffix...)
 		edits = []oai.Edit{{Key: sm.Key, Value: *buf}}
 	} else {
@@ -221,6 +221,7 @@ func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome
 			return nil, Untouched, err
 		}
 	}
+	edits = answerEdit(edits, t)
 	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
 }
 
@@ -239,6 +240,7 @@ func Place(body []byte, allowed []string, format masking.Format, p Placement, sc
 	if err != nil {
 		return nil, Untouched, err
 	}
+	edits = answerEdit(edits, t)
 	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
 }
 

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +13,14 @@ import (
 	"github.com/maskgate/maskgate/backends/openaicompat"
 )
 
-// TestBackend_TheClientsResponseFormatWins: a request with tools and a structured output
-// of the client's own reaches vLLM as the client wrote it — its response_format (or
-// structured_outputs, or guided_json) and its tool_choice, no structural tag beside them
-// (vLLM refuses two constraints) — on both the per-request and the catalog path, and is
-// not labelled mask; a response_format of type text leaves the tag in.
-func TestBackend_TheClientsResponseFormatWins(t *testing.T) {
+// TestBackend_TheClientsSchemaJoinsTheTag: a request with tools and the client's
+// response_format json_schema or json_object reaches vLLM with one constraint — the tag
+// in structured_outputs holding the allowed calls or the client's schema (bytes as
+// sent), or the calls alone where one is required — and without the response_format
+// (vLLM refuses two), on the per-request and the catalog paths, labelled mask. A client
+// constraint the tag cannot carry (structured_outputs, guided_json) goes as the client
+// wrote it, unlabelled; a response_format of type text or null keeps the plain tag.
+func TestBackend_TheClientsSchemaJoinsTheTag(t *testing.T) {
 	var got []byte
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = io.ReadAll(r.Body)
@@ -28,30 +31,41 @@ func TestBackend_TheClientsResponseFormatWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := strings.TrimSuffix(request, "}")
+	const schema = `{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`
 	for _, c := range []struct {
-		extra  string
-		tagged bool
+		choice, extra string
+		tag           string // what the tag must end with; "" for the client's bytes
 	}{
-		{`,"response_format":{"type":"json_schema","json_schema":{"name":"a","strict":true,"schema":{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}}}}`, false},
-		{`,"response_format":{"type":"json_object"}}`, false},
-		{`,"structured_outputs":{"json":{"type":"object"}}}`, false},
-		{`,"guided_json":{"type":"object"}}`, false},
-		{`,"response_format":{"type":"text"}}`, true},
-		{`,"response_format":null}`, true},
+		{`"auto"`, `,"response_format":{"type":"json_schema","json_schema":{"name":"a","strict":true,"schema":` + schema + `}}}`, `{"type":"json_schema","json_schema":` + schema + `}]}}`},
+		{`"auto"`, `,"response_format":{"type":"json_object"}}`, `{"type":"json_schema","json_schema":{"type":"object"}}]}}`},
+		{`"required"`, `,"response_format":{"type":"json_object"}}`, `"at_least_one":true}}`},
+		{`"auto"`, `,"structured_outputs":{"json":{"type":"object"}}}`, ""},
+		{`"auto"`, `,"guided_json":{"type":"object"}}`, ""},
+		{`"auto"`, `,"response_format":{"type":"text"}}`, `"at_least_one":false}}`},
+		{`"auto"`, `,"response_format":null}`, `"at_least_one":false}}`},
 	} {
-		body := base + c.extra
+		body := strings.Replace(strings.TrimSuffix(request, "}"), `"tool_choice":"required"`, `"tool_choice":`+c.choice, 1) + c.extra
 		for _, id := range []string{"", "v1/mask/false"} {
 			resp, err := b.ChatCompletion(context.Background(), &backends.Request{Body: []byte(body), Allowed: []string{"get_time"}, ToolsID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
-			tagged := strings.Contains(string(got), `"structural_tag"`)
-			switch {
-			case tagged != c.tagged:
-				t.Errorf("%s (ToolsID %q): tagged %v, want %v: %s", c.extra, id, tagged, c.tagged, got)
-			case !c.tagged && (string(got) != body || resp.Strategy == "mask"):
-				t.Errorf("%s (ToolsID %q): upstream got %s (strategy %q), want the client's bytes unlabelled", c.extra, id, got, resp.Strategy)
+			if c.tag == "" {
+				if string(got) != body || resp.Strategy == "mask" {
+					t.Errorf("%s %s (ToolsID %q): upstream got %s (strategy %q), want the client's bytes unlabelled", c.choice, c.extra, id, got, resp.Strategy)
+				}
+				continue
+			}
+			var sent struct {
+				SO struct {
+					Tag string `json:"structural_tag"`
+				} `json:"structured_outputs"`
+				RF json.RawMessage `json:"response_format"`
+			}
+			err = json.Unmarshal(got, &sent)
+			keptRF := len(sent.RF) > 0 && !strings.Contains(c.extra, `"text"`) && !strings.Contains(c.extra, `null`)
+			if err != nil || !strings.HasSuffix(sent.SO.Tag, c.tag) || keptRF || resp.Strategy != "mask" || strings.Contains(sent.SO.Tag, "get_weather") {
+				t.Errorf("%s %s (ToolsID %q): strategy %q, upstream got %s", c.choice, c.extra, id, resp.Strategy, got)
 			}
 		}
 	}

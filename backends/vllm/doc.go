@@ -9,12 +9,16 @@
 // (vLLM docs, "Structured Outputs": structural_tag; the guided_* fields were removed in
 // v0.12). Everything else — transport, errors, streams — is openaicompat's.
 //
-// A client that constrains the output itself (response_format json_schema or
-// json_object, structured_outputs, a guided_* field) wins: vLLM takes one kind of
-// constraint per request, and the tag would fight the client's schema, so the request
-// goes as the client wrote it, unconstrained by the gateway (the gateway's own check of
-// call names still answers a call outside the loaded set). SGLang's backend, on this
-// type, does the same with its tag in response_format.
+// vLLM takes one kind of constraint per request. A client's structured output
+// (response_format json_schema or json_object) therefore goes inside the tag, and the
+// response_format leaves the body: the output is one allowed call or the answer held to
+// the client's schema (masking.StructuralTagOrAnswer: xgrammar's "or" over each allowed
+// tool's tag and the schema; one call, never several, since "or" takes only formats
+// that end), or the calls alone where one is required. A constraint the tag cannot carry
+// (structured_outputs, a guided_* field, another response_format type) wins: the request
+// goes as the client wrote it, unconstrained by the gateway (whose own check of call
+// names still answers a call outside the loaded set). SGLang's backend, on this type,
+// does the same with the tag in response_format.
 //
 // It must not mark tools strict (vLLM would add a constraint of its own over every tool).
 package vllm

@@ -31,6 +31,11 @@ type Tagged struct {
 	Outcome Outcome
 	// Tag is the structural tag's JSON text when Outcome is Constrained.
 	Tag []byte
+	// Answer says the tag also holds the client's structured output (its
+	// response_format json_schema or json_object, clientAnswer): the allowed calls or the
+	// answer, or the calls alone where one is required. The response_format must then
+	// leave the body (answerEdit), since the engine takes one constraint.
+	Answer bool
 }
 
 // BuildTag reads body and renders the xgrammar structural tag (masking.StructuralTag) for
@@ -88,9 +93,14 @@ func objectTag(obj *oai.Object, allowed []string, format masking.Format, schemas
 	if none {
 		return t, nil
 	}
+	var answer []byte
 	if conflict != nil && conflict(obj) {
-		t.Outcome = Unconstrained
-		return t, nil
+		var ok bool
+		if answer, ok = clientAnswer(obj); !ok {
+			t.Outcome = Unconstrained
+			return t, nil
+		}
+		ct = nil // the combined tag is rendered whole, from the request's schemas
 	}
 	var (
 		cat    *masking.Catalog
@@ -136,6 +146,9 @@ func objectTag(obj *oai.Object, allowed []string, format masking.Format, schemas
 	// parallel_tool_calls: false is one call: the tag then stops after the first.
 	pc, _ := obj.Get("parallel_tool_calls")
 	spec := masking.Spec{Format: format, Allowed: names, Mode: mode, OneCall: string(pc) == "false"}
+	if answer != nil {
+		return answerTag(t, spec, params, answer)
+	}
 	var tag []byte
 	switch {
 	case ct == nil:
