@@ -61,7 +61,7 @@ func (d *messagesDoor) decode(r *http.Request, body []byte) (*request, error) {
 	}
 	// metadata.user_id names the conversation (the chat body's "user", which the thread
 	// reads, carries it already).
-	q := &request{body: chat, env: env, early: true}
+	q := &request{body: chat, env: env, early: true, effort: rq.ReasoningEffort()}
 	if rq.Tools != nil {
 		// The client's tools are callable, less those it defers and has not found yet.
 		q.clientTools = true

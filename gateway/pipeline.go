@@ -63,6 +63,9 @@ type request struct {
 	// (Responses' response.created, Messages' message_start): the loop sends them as
 	// soon as the request is admitted, unless the server's streams begin late.
 	early bool
+	// effort is the client's reasoning switch where the chat body cannot carry it
+	// (Messages' thinking), for backends.Request.ReasoningEffort.
+	effort string
 }
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
@@ -173,6 +176,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	}
 	x.backend, x.model, x.stream, x.reasoning = rt.up.Name, rt.label, env.Stream, rt.reasoning
 	x.historyReasoning = mentionsReasoning(env.Messages)
+	x.effort = q.effort
 	x.maxHeld = rt.up.MaxResponseBytes
 	if x.maxHeld <= 0 {
 		x.maxHeld = defaultMaxResponseBytes
