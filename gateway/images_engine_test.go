@@ -79,7 +79,8 @@ func imageDoors(model string) []struct{ door, path, turn1, turn2 string } {
 // projector: /props says vision false) is sent, through each door, whole and streamed, a
 // two-turn chat whose first turn carries an image. Both turns answer 200 with a warning
 // naming the image, and the prompt llama-server renders and generates from holds the
-// note where the image was, never its base64. Before, /apply-template answered 500
+// note where the image was, never its base64; the Responses and Messages answers list
+// the warning in their notice too. Before, /apply-template answered 500
 // "image input is not supported" on the first turn and again on every later one.
 func TestImages_TextOnlyLlamaServer(t *testing.T) {
 	ls := enginetest.Llama(t)
@@ -119,6 +120,11 @@ func TestImages_TextOnlyLlamaServer(t *testing.T) {
 				warns := resp.Header.Values(gateway.HeaderWarning)
 				if len(warns) != 1 || !strings.HasSuffix(warns[0], ": image omitted: this model cannot read images") {
 					t.Errorf("%s turn %d: warnings %q, want one naming the image", name, turn+1, warns)
+				}
+				// The Responses and Messages answers list it in their notice too, as for
+				// a document (the only place a WebSocket client can read it).
+				if d.door != "chat" && !bytes.Contains(out, []byte(`"warnings":["messages[0].content[1]: image omitted: this model cannot read images"]`)) {
+					t.Errorf("%s turn %d: the answer's notice lacks the warning: %.600s", name, turn+1, out)
 				}
 				var comp struct {
 					Prompt string `json:"prompt"`

@@ -206,7 +206,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 	if q.refuse != nil {
 		return q.refuse
 	}
-	noteContent(r.Context(), w, s.log, d.name(), rt.up.Backend, q.body)
+	noteContent(r.Context(), w, s.log, d, rt.up.Backend, q.body)
 	body := q.body
 	x.plan = plan
 	if plan != nil {
