@@ -116,3 +116,39 @@ func TestRewriteKeepsBytes(t *testing.T) {
 		t.Error("a truncated array is not an error")
 	}
 }
+
+// FuzzRewrite: no messages array panics Rewrite; for a valid one, the result is valid
+// JSON, unchanged without images, and holds one marker per datum and one note per
+// warning.
+func FuzzRewrite(f *testing.F) {
+	for _, s := range []string{
+		`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,QUJD"}},{"type":"image_url","image_url":"https://x"}]}]`,
+		`[{"role":"user","content":"image_url"}]`,
+		`[{"role":"tool","content":[{"type":"image_url"},{"type":"text","text":"t"}]}]`,
+		`[]`, `[1,"a",null]`, `{"content":[]}`, `[{"content":[{"type":"image_url","image_url":{"url":5}}]}]`,
+	} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, msgs string, sees bool) {
+		img, err := Rewrite([]byte(msgs), Media{Sees: sees, Marker: "<M>"})
+		if err != nil {
+			return
+		}
+		if !json.Valid(img.Messages) {
+			t.Fatalf("Rewrite(%s) = %s: not JSON", msgs, img.Messages)
+		}
+		if len(img.Notes) == 0 && len(img.Data) == 0 && string(img.Messages) != msgs {
+			t.Fatalf("Rewrite(%s) changed it to %s with nothing to say", msgs, img.Messages)
+		}
+		if !sees && len(img.Data) != 0 {
+			t.Fatalf("data %q for an engine that cannot see", img.Data)
+		}
+		if n := strings.Count(string(img.Messages), `"text":"<M>"`) - strings.Count(msgs, `"text":"<M>"`); n != len(img.Data) {
+			t.Fatalf("%d markers added for %d data in %s", n, len(img.Data), img.Messages)
+		}
+		if n := strings.Count(string(img.Messages), "[image omitted: ") - strings.Count(msgs, "[image omitted: "); n != len(img.Notes) {
+			t.Fatalf("%d notes added for %d warnings in %s", n, len(img.Notes), img.Messages)
+		}
+	})
+}
