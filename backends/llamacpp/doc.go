@@ -40,6 +40,16 @@
 // one by URL with it) becomes a note, which Notes reports for the client's warning
 // header. The image parts are the one edit of the client's messages.
 //
+// Reasoning is read apart from the answer as llama-server's own chat API reads it
+// (backends/chatlayer): a leading <think> block is reasoning_content, whole and streamed,
+// starting inside the block when the rendered prompt opened it, and calls are parsed
+// from the text after it; harmony's analysis channel is reasoning_content, with or
+// without tools (a harmony completion always goes through the tool-call parser, its
+// markers preserved). reasoning_effort, or backends.Request.ReasoningEffort where the
+// body has none, adds the template's variables to /apply-template's
+// chat_template_kwargs (enable_thinking; gpt-oss's reasoning_effort) where the client's
+// own kwargs do not set them; a request without a switch renders as before.
+//
 // It owns the wire translation and the HTTP exchange with llama-server. It never edits (but
 // for their images) or re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
 // rendered prompt and the engine's prefix cache stay stable), never builds a grammar
