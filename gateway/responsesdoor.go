@@ -126,7 +126,7 @@ func (d *responsesDoor) keep() {
 	hist := make([]json.RawMessage, 0, len(d.history)+len(d.rq.InputMessages)+1)
 	hist = append(append(append(hist, d.history...), d.rq.InputMessages...), d.out.Messages()...)
 	loaded := append(append([]json.RawMessage(nil), d.loaded...), cloneMessages(d.rq.Loaded)...)
-	sr := respstore.NewResponse(d.id, d.owner, d.out.Body(), hist, d.thread, loaded)
+	sr := respstore.NewResponse(d.id, d.owner, d.out.Body(), hist, d.thread, loaded).WithInput(cloneMessages(d.rq.Input))
 	if d.ws != nil {
 		d.ws.Store(sr)
 	}
@@ -220,6 +220,10 @@ func (a *responsesAPI) root(w http.ResponseWriter, r *http.Request) {
 // responses; another identity's are as absent as unknown ones.
 func (a *responsesAPI) byID(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimPrefix(r.URL.Path, "/v1/responses/")
+	if rid, ok := strings.CutSuffix(id, "/input_items"); ok && rid != "" && !strings.Contains(rid, "/") {
+		a.inputItems(w, r, rid)
+		return
+	}
 	if id == "" || strings.Contains(id, "/") {
 		writeError(w, a.host.log, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: "unknown path " + r.URL.Path})

@@ -1,7 +1,10 @@
 package responses
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strconv"
 
 	"github.com/maskgate/maskgate/backends/oai"
 )
@@ -65,4 +68,83 @@ func CompactionUserItem(item json.RawMessage, id string) []byte {
 	}
 	return newObj(len(content)+len(id)+80).str("id", id).str("type", "message").str("status", "completed").
 		str("role", "user").raw("content", content).done()
+}
+
+// inputPrefixes are the id prefixes of listed input items by type.
+var inputPrefixes = map[string]string{"message": "msg_", "function_call": "fc_", "function_call_output": "fco_", "reasoning": "rs_",
+	"custom_tool_call": "ctc_", "custom_tool_call_output": "ctco_", "compaction": "cmp_"}
+
+// InputItem is input item i of response respID as GET /v1/responses/{id}/input_items
+// lists it: with an id (its own, else one made of the response id and i, the same on
+// every read, so a page's last id is a cursor), and a message as the API returns one
+// (type "message", status "completed", string content as one input_text part, or
+// output_text for an assistant's). Other members are as sent.
+func InputItem(respID string, i int, item json.RawMessage) []byte {
+	o, err := oai.ParseObject(item)
+	if err != nil {
+		return item
+	}
+	var edits []oai.Edit
+	typ, _ := o.Get("type")
+	role, _ := o.Get("role")
+	isMessage := string(typ) == `"message"` || (len(typ) == 0 || string(typ) == "null") && len(role) > 0
+	if id, _ := o.Get("id"); len(id) < 3 || id[0] != '"' {
+		prefix := "item_"
+		if isMessage {
+			prefix = "msg_"
+		} else if p, ok := inputPrefixes[unquote(typ)]; ok {
+			prefix = p
+		}
+		sum := sha256.Sum256([]byte(respID + "/input/" + strconv.Itoa(i)))
+		edits = append(edits, oai.Edit{Key: "id", Value: quote(prefix + responsePart(respID) + hex.EncodeToString(sum[:12]))})
+	}
+	if isMessage {
+		if string(typ) != `"message"` {
+			edits = append(edits, oai.Edit{Key: "type", Value: []byte(`"message"`)})
+		}
+		if st, _ := o.Get("status"); len(st) == 0 || string(st) == "null" {
+			edits = append(edits, oai.Edit{Key: "status", Value: []byte(`"completed"`)})
+		}
+		if content, _ := o.Get("content"); len(content) > 0 && content[0] == '"' {
+			part := "input_text"
+			if string(role) == `"assistant"` {
+				part = "output_text"
+			}
+			p := newObj(len(content)+48).str("type", part).raw("text", content)
+			if part == "output_text" {
+				p.raw("annotations", []byte("[]"))
+			}
+			edits = append(edits, oai.Edit{Key: "content", Value: array([][]byte{p.done()})})
+		}
+	}
+	if len(edits) == 0 {
+		return item
+	}
+	return o.Edit(edits...)
+}
+
+// ItemID is an item's "id", "" when it has none.
+func ItemID(item []byte) string {
+	o, err := oai.ParseObject(item)
+	if err != nil {
+		return ""
+	}
+	id, _ := o.Get("id")
+	if len(id) == 0 || id[0] != '"' {
+		return ""
+	}
+	return unquote(id)
+}
+
+// ItemList is a page of items in OpenAI's list shape: {"object":"list","data",
+// "first_id","last_id","has_more"}, the ids null when the page is empty.
+func ItemList(items [][]byte, ids []string, more bool) []byte {
+	data := array(items)
+	o := newObj(len(data)+160).str("object", "list").raw("data", data)
+	if len(ids) == 0 {
+		o.raw("first_id", []byte("null")).raw("last_id", []byte("null"))
+	} else {
+		o.str("first_id", ids[0]).str("last_id", ids[len(ids)-1])
+	}
+	return o.raw("has_more", []byte(strconv.FormatBool(more))).done()
 }

@@ -100,8 +100,10 @@
 //     text.verbosity → verbosity; prompt_cache_key, metadata, user (or
 //     safety_identifier) as sent; stream (with stream_options.include_usage).
 //   - Kept by the gateway, not sent: store, previous_response_id (the gateway keeps the
-//     responses and puts their history first).
-//   - Checked and not honoured: include, truncation, service_tier, max_tool_calls,
+//     responses and puts their history first); truncation ("auto" sets
+//     Request.Truncate: the gateway drops the oldest messages to fit a known context
+//     window; "disabled", the default; any other value a 400).
+//   - Checked and not honoured: include, service_tier, max_tool_calls,
 //     top_logprobs (no logprobs are produced).
 //   - Refused with a 400 naming the param: background, conversation, prompt.
 //
@@ -140,6 +142,10 @@
 // the engine answers, so an error before the model's output is the stream's error and
 // response.failed events, not an HTTP status. A stream silent for the gateway's interval
 // gets response.in_progress again (Writer.KeepAlive), the response as it stands.
+//
+// GET /v1/responses/{id}/input_items lists a stored response's input items: InputItem
+// gives each an id (its own, else one of the response id and its index) and a message
+// its status and content parts; ItemList is the page.
 //
 // One member is the gateway's, not the API's: "maskgate" (Notice), on the response
 // object whole and in every event that carries it, when the request lost something on

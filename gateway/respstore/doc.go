@@ -1,5 +1,6 @@
 // Package respstore keeps the Responses API's stored responses (store: true), for
-// previous_response_id and GET and DELETE /v1/responses/{id}: in this process's memory
+// previous_response_id, GET and DELETE /v1/responses/{id} and its input_items (each
+// response keeps its request's input items, WithInput): in this process's memory
 // (Store: per identity, a TTL and a byte bound, a chain's shared history counted once),
 // or as gateway/store records shared by gateways or kept across restarts (each response
 // a record holding what it added to its chain, SetRecords).

@@ -29,7 +29,9 @@ const (
 // A record's data is the format byte (1), then as length-prefixed strings (a uvarint
 // length, then the bytes): the response object, the thread; then the number of history
 // messages before this record's (a uvarint), the number of its own, and each message;
-// then the same for the loaded tool definitions. Messages are the client's and the
+// then the same for the loaded tool definitions; then, when the response kept its
+// input items, their number and each (this response's own; a record without them, as
+// earlier gateways wrote, has none). Messages are the client's and the
 // engine's JSON bytes unchanged. A response's history is its chain's messages, oldest
 // record first; the counts let load check that each record continues the one before.
 type records struct {
@@ -42,7 +44,7 @@ type records struct {
 type recordParts struct {
 	body, thread         []byte
 	histBase, loadedBase int
-	hist, loaded         []json.RawMessage
+	hist, loaded, input  []json.RawMessage
 }
 
 func encodeRecord(r *Response, histBase, loadedBase int) []byte {
@@ -51,6 +53,9 @@ func encodeRecord(r *Response, histBase, loadedBase int) []byte {
 		n += binary.MaxVarintLen64 + len(m)
 	}
 	for _, m := range r.loaded[loadedBase:] {
+		n += binary.MaxVarintLen64 + len(m)
+	}
+	for _, m := range r.input {
 		n += binary.MaxVarintLen64 + len(m)
 	}
 	b := make([]byte, 1, n)
@@ -66,6 +71,13 @@ func encodeRecord(r *Response, histBase, loadedBase int) []byte {
 		b = binary.AppendUvarint(b, uint64(part.base))
 		b = binary.AppendUvarint(b, uint64(len(part.all)-part.base))
 		for _, m := range part.all[part.base:] {
+			b = binary.AppendUvarint(b, uint64(len(m)))
+			b = append(b, m...)
+		}
+	}
+	if len(r.input) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.input)))
+		for _, m := range r.input {
 			b = binary.AppendUvarint(b, uint64(len(m)))
 			b = append(b, m...)
 		}
@@ -119,6 +131,11 @@ func decodeRecord(b []byte, whole bool) (recordParts, error) {
 	if whole && ok {
 		p.histBase, p.hist = num(), msgs()
 		p.loadedBase, p.loaded = num(), msgs()
+		if ok && len(b) > 0 {
+			// Written only when there are some: a count of none is damage.
+			p.input = msgs()
+			ok = ok && len(p.input) > 0
+		}
 		ok = ok && len(b) == 0
 	}
 	if !ok {
@@ -156,6 +173,20 @@ func (k *records) Load(ctx context.Context, owner, id string) (*Response, error)
 	r := &Response{id: id, owner: owner, body: last.body, history: hist, thread: string(last.thread), loaded: loaded}
 	r.depth.Store(int32(len(chain)))
 	return r, nil
+}
+
+func (k *records) Input(ctx context.Context, owner, id string) ([]json.RawMessage, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	chain, err := k.rec.Chain(ctx, owner, id, 1)
+	if err != nil || len(chain) == 0 {
+		return nil, false, err
+	}
+	p, err := decodeRecord(chain[0].Data, true)
+	if err != nil {
+		return nil, false, nil
+	}
+	return p.input, true, nil
 }
 
 func (k *records) Body(ctx context.Context, owner, id string) ([]byte, bool, error) {

@@ -28,7 +28,10 @@ type Response struct {
 	// prompt_cache_key it was made under.
 	thread string
 	// loaded are the tool definitions the chain's tool searches loaded, raw.
-	loaded  []json.RawMessage
+	loaded []json.RawMessage
+	// input is the request's input items as the gateway read them (references resolved),
+	// for GET /v1/responses/{id}/input_items: this response's own, not its chain's.
+	input   []json.RawMessage
 	size    int64
 	expires time.Time
 	elem    *list.Element
@@ -44,6 +47,15 @@ type Response struct {
 func NewResponse(id, owner string, body []byte, history []json.RawMessage, thread string, loaded []json.RawMessage) *Response {
 	return &Response{id: id, owner: owner, body: body, history: history, thread: thread, loaded: loaded}
 }
+
+// WithInput gives r the request's input items (see Input) and returns it.
+func (r *Response) WithInput(items []json.RawMessage) *Response {
+	r.input = items
+	return r
+}
+
+// Input is the request's input items, raw, as the gateway read them.
+func (r *Response) Input() []json.RawMessage { return r.input }
 
 // ID is the response's id.
 func (r *Response) ID() string { return r.id }
@@ -87,7 +99,11 @@ func New(maxBytes int64, ttl time.Duration, now func() time.Time) *Store {
 
 // ownSize is what a stored response counts against the bound besides its messages.
 func ownSize(r *Response) int64 {
-	return int64(len(r.body) + len(r.id) + len(r.owner) + len(r.thread) + 24*(len(r.history)+len(r.loaded)) + 64)
+	n := len(r.body) + len(r.id) + len(r.owner) + len(r.thread) + 24*(len(r.history)+len(r.loaded)+len(r.input)) + 64
+	for _, m := range r.input {
+		n += len(m)
+	}
+	return int64(n)
 }
 
 // messages are the shared parts of r: its history and the tools its chain loaded.
@@ -206,6 +222,8 @@ type Keeper interface {
 	// Body returns the response object of owner's response id; false when there is
 	// none.
 	Body(ctx context.Context, owner, id string) ([]byte, bool, error)
+	// Input returns the input items of owner's response id; false when there is none.
+	Input(ctx context.Context, owner, id string) ([]json.RawMessage, bool, error)
 	// Save keeps r, which continues prev (nil: none).
 	Save(ctx context.Context, r, prev *Response) error
 	// Drop deletes owner's response id; it reports whether there was one.
@@ -231,6 +249,14 @@ func (st *Store) Body(_ context.Context, owner, id string) ([]byte, bool, error)
 		return nil, false, nil
 	}
 	return r.body, true, nil
+}
+
+func (st *Store) Input(_ context.Context, owner, id string) ([]json.RawMessage, bool, error) {
+	r, ok := st.get(owner, id)
+	if !ok {
+		return nil, false, nil
+	}
+	return r.input, true, nil
 }
 
 // save puts r; one larger than the whole bound is not kept, as put decides.
