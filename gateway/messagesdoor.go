@@ -143,14 +143,6 @@ func randomID() string {
 
 func (*messagesDoor) native() string { return "messages" }
 
-func (*messagesDoor) passHeaders(h http.Header) http.Header {
-	out := http.Header{}
-	if v := h.Values("Anthropic-Beta"); len(v) > 0 {
-		out["Anthropic-Beta"] = v
-	}
-	return out
-}
-
 // inspect reads a message's usage, or a streamed event's (message_start's message's,
 // message_delta's own).
 func (d *messagesDoor) inspect(data []byte, u *oai.Usage) bool {
