@@ -213,6 +213,10 @@ type Server struct {
 	// until one closes. Keep it under the process's open-file limit (ulimit -n), which
 	// upstream connections share. Default 4096.
 	MaxConnections int `yaml:"max_connections"`
+	// TrustedProxies are the addresses (IPs or CIDR prefixes) of TLS-terminating
+	// proxies in front of the gateway: their X-Forwarded-Proto: https marks the
+	// dashboard's session cookie Secure. Empty: only the gateway's own TLS does.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// ShutdownGrace is how long requests in flight may run on after SIGTERM or SIGINT,
 	// while no new connection is accepted; then each open stream ends with a
 	// server_shutting_down error event and each unanswered request gets 503. Keep it

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -407,5 +409,21 @@ func TestParse_RedisTimeouts(t *testing.T) {
 	_, err = Parse("g.yaml", []byte("state:\n  redis:\n    read_timeout: 30s\n"))
 	if want := "g.yaml:2: state.redis: set state.redis.url too"; err == nil || err.Error() != want {
 		t.Errorf("a timeout without a url: %v, want %q", err, want)
+	}
+}
+
+func TestParse_TrustedProxies(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("server:\n  trusted_proxies: [10.0.0.0/8, 192.0.2.7, '2001:db8::/32', 10.1.2.3/8]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Server.TrustedPrefixes()
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("10.0.0.0/8")}
+	if !slices.Equal(got, want) {
+		t.Errorf("prefixes %v, want %v", got, want)
+	}
+	if _, err := Parse("g.yaml", []byte("server:\n  trusted_proxies: [proxy.internal]\n")); err == nil ||
+		err.Error() != `g.yaml:2: server.trusted_proxies: "proxy.internal" is neither an IP address nor a CIDR prefix (10.0.0.0/8)` {
+		t.Errorf("a host name: %v", err)
 	}
 }

@@ -129,6 +129,11 @@ func (c *Config) validate(file string) error {
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")
 	}
+	for _, p := range c.Server.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			return bad("server.trusted_proxies", "%q is neither an IP address nor a CIDR prefix (10.0.0.0/8)", p)
+		}
+	}
 	if n := c.Admin.RequestLog; n < 0 || n > MaxRequestLog {
 		return bad("admin.request_log", "must be between 1 and %d requests (it is held in memory)", MaxRequestLog)
 	}

@@ -36,8 +36,9 @@ func fetch(t *testing.T, method, u string, header http.Header, body io.Reader) (
 }
 
 // TestDashboard_SignInAndSession: the page and the admin API take the bearer key or the
-// session cookie the page sets once it has been given the key (?key= or the form); the
-// cookie is HttpOnly, SameSite=Strict, scoped to /admin/, expires, and cannot be forged;
+// session cookie the page sets once the form has been given the key (a key in the URL
+// is refused); the cookie is HttpOnly, SameSite=Strict, scoped to /admin/, expires,
+// cannot be forged and ends with a sign-out;
 // the page's script and style are open, nothing else is.
 func TestDashboard_SignInAndSession(t *testing.T) {
 	var mu sync.Mutex
@@ -53,12 +54,16 @@ func TestDashboard_SignInAndSession(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("CSP %q", csp)
 	}
-	if resp, body := fetch(t, "GET", g.URL+"/admin/?key=wrong", nil, nil); resp.StatusCode != 401 || !strings.Contains(body, "not the admin key") || resp.Header.Get("Set-Cookie") != "" {
-		t.Errorf("a wrong key: %d %v", resp.StatusCode, resp.Header)
+	// A key in the URL is never read, right or wrong: it would stay in histories and logs.
+	for _, key := range []string{"wrong", testAdminKey} {
+		if resp, body := fetch(t, "GET", g.URL+"/admin/?key="+url.QueryEscape(key), nil, nil); resp.StatusCode != 400 || !strings.Contains(body, `action="/admin/login"`) || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("?key=%s: %d %v", key, resp.StatusCode, resp.Header)
+		}
 	}
-	resp, _ = fetch(t, "GET", g.URL+"/admin/?key="+url.QueryEscape(testAdminKey), nil, nil)
+	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	resp, _ = fetch(t, "POST", g.URL+"/admin/login", form, strings.NewReader("key="+url.QueryEscape(testAdminKey)))
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/" {
-		t.Fatalf("?key=: %d %v", resp.StatusCode, resp.Header)
+		t.Fatalf("the form: %d %v", resp.StatusCode, resp.Header)
 	}
 	cookies := resp.Cookies()
 	if len(cookies) != 1 || cookies[0].Name != "maskgate_admin" || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode ||
@@ -90,8 +95,7 @@ func TestDashboard_SignInAndSession(t *testing.T) {
 		t.Errorf("the bearer key: %d", resp.StatusCode)
 	}
 
-	// The form signs in too; a wrong key does not.
-	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	// A wrong key at the form does not sign in.
 	if resp, _ := fetch(t, "POST", g.URL+"/admin/login", form, strings.NewReader("key=nope")); resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
 		t.Errorf("form, wrong key: %d", resp.StatusCode)
 	}
@@ -100,6 +104,10 @@ func TestDashboard_SignInAndSession(t *testing.T) {
 	}
 	if resp, _ := fetch(t, "GET", g.URL+"/admin/logout", withCookie, nil); resp.StatusCode != 303 || len(resp.Cookies()) != 1 || resp.Cookies()[0].MaxAge >= 0 {
 		t.Errorf("logout: %d %v", resp.StatusCode, resp.Header)
+	}
+	// Signing out ends the session everywhere: the cookie sent again is refused.
+	if resp, _ := fetch(t, "GET", g.URL+"/admin/requests", withCookie, nil); resp.StatusCode != 401 {
+		t.Errorf("the cookie after a sign-out: %d, want 401", resp.StatusCode)
 	}
 
 	// Open: the script and the style sheet, nothing more.

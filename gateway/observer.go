@@ -44,10 +44,11 @@ func newOperatorView(s *Server) *observe.View {
 	o := observe.Options{
 		RequestLog: s.opt.RequestLog, EventInterval: s.opt.EventInterval, TracerProvider: s.opt.TracerProvider,
 		Now: s.now, Logger: s.log, Stopping: s.stopping, AdminKey: s.opt.AdminKey, Store: s.store,
-		WriteError: func(w http.ResponseWriter, err error) { writeError(w, s.log, err) },
-		Profiles:   func() []observe.AdminProfile { return adminProfiles(s.planner.Profiles()) },
-		Tools:      asProfile(listTools(s.planner, s.log)),
-		ToolSearch: asProfile(searchTools(s.planner, s.log)),
+		TrustedProxies: s.opt.TrustedProxies,
+		WriteError:     func(w http.ResponseWriter, err error) { writeError(w, s.log, err) },
+		Profiles:       func() []observe.AdminProfile { return adminProfiles(s.planner.Profiles()) },
+		Tools:          asProfile(listTools(s.planner, s.log)),
+		ToolSearch:     asProfile(searchTools(s.planner, s.log)),
 		Thread: func(id, key, profile string) string {
 			return s.threads.Thread(state.ThreadInput{Header: id, Identity: threadIdentity(key, profile)})
 		},

@@ -224,6 +224,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		TemplateOrder:   cfg.Search.CatalogFirst != nil && !*cfg.Search.CatalogFirst,
 		Policy:          pol,
 		AdminKey:        adminKey,
+		TrustedProxies:  cfg.Server.TrustedPrefixes(),
 		RequestLog:      cfg.Admin.RequestLog,
 		EventInterval:   time.Duration(cfg.Admin.EventInterval),
 		Tokens:          counter,

@@ -36,6 +36,13 @@ func (v *View) admin(w http.ResponseWriter, r *http.Request) {
 			Message: "the admin API is off; set admin_key_env in the config to the name of a variable holding the admin key"})
 		return
 	}
+	if wait := v.signin.throttled(r, v.now()); wait > 0 {
+		v.tooManyGuesses(w, wait)
+		return
+	}
+	if r.Header.Get("Authorization") != "" && !v.adminBearer(r) {
+		v.signin.failed(r, v.now()) // a wrong key guessed as a bearer; the handler answers 401
+	}
 	if v.adminPages(w, r) { // the dashboard, the request log, live events, catalogs (dashboard.go)
 		return
 	}

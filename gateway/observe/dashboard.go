@@ -20,9 +20,8 @@ import (
 // The dashboard and the admin API's views, behind AdminKey like the rest of /admin/:
 //
 //	GET  /admin/                    the dashboard (gateway/dashboard: embedded HTML, CSS, JS)
-//	GET  /admin/?key=KEY            sign in: sets the session cookie, redirects to /admin/
-//	POST /admin/login               sign in from the page's form (field key)
-//	GET  /admin/logout              drops the cookie
+//	POST /admin/login               sign in from the page's form (field key): sets the session cookie
+//	GET  /admin/logout              drops the cookie and ends every session issued so far
 //	GET  /admin/requests?limit=N    the request log, newest first (reqlog.go)
 //	GET  /admin/events              live statistics, Server-Sent Events (events.go)
 //	GET  /admin/profiles            the profiles, their strategy and catalog version
@@ -32,9 +31,11 @@ import (
 //
 // Every other admin endpoint takes Authorization: Bearer KEY, or the session cookie a browser
 // gets once it has given the key: an EventSource cannot send headers, and a key in a
-// URL would stay in the browser's history. The cookie (maskgate_admin: HttpOnly,
-// SameSite=Strict, Path=/admin/, Secure over TLS) holds no key: it is an HMAC, under the
-// admin key, of the time it was issued, valid for adminSession; a new admin key voids it.
+// URL would stay in the browser's history (so /admin/?key= is refused). The cookie
+// (maskgate_admin: HttpOnly, SameSite=Strict, Path=/admin/, Secure over TLS, the
+// gateway's own or a trusted proxy's) holds no key: it is an HMAC, under the admin key, of
+// the time it was issued, valid for adminSession; a new admin key voids it, and so does a
+// sign-out (signin.go). Wrong keys are throttled per address (signin.go).
 
 const (
 	adminCookie  = "maskgate_admin"
@@ -69,7 +70,7 @@ func (v *View) adminCookieOK(r *http.Request) bool {
 	if !ok || err != nil {
 		return false
 	}
-	if age := v.now().Sub(time.Unix(unix, 0)); age < -time.Minute || age > adminSession {
+	if age := v.now().Sub(time.Unix(unix, 0)); age < -time.Minute || age > adminSession || !v.signin.issuedAfterRevocation(unix) {
 		return false
 	}
 	want := v.adminToken(unix)
@@ -79,6 +80,9 @@ func (v *View) adminCookieOK(r *http.Request) bool {
 func (v *View) adminAuthorized(r *http.Request) bool {
 	return v.adminBearer(r) || v.adminCookieOK(r)
 }
+
+var errTooManyGuesses = &backends.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+	Message: "too many wrong admin keys from this address; retry after the time in Retry-After"}
 
 var errAdminKey = &backends.Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_admin_key",
 	Message: "send the admin key as Authorization: Bearer KEY, or sign in at /admin/"}
@@ -93,6 +97,9 @@ func (v *View) adminPages(w http.ResponseWriter, r *http.Request) bool {
 		v.adminLogin(w, r)
 		return true
 	case "/admin/logout":
+		if v.adminCookieOK(r) || v.adminBearer(r) {
+			v.signin.revoke(v.now())
+		}
 		v.setAdminCookie(w, r, "", -1)
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 		return true
@@ -140,13 +147,15 @@ func (v *View) adminPages(w http.ResponseWriter, r *http.Request) bool {
 // setAdminCookie sets the session cookie to value for maxAge seconds (negative: drop it).
 func (v *View) setAdminCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: adminCookie, Value: value, Path: "/admin/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: v.secure(r)})
 }
 
 // signIn gives the browser a session and sends it to the dashboard, off any URL that
 // held the key.
 func (v *View) signIn(w http.ResponseWriter, r *http.Request) {
-	v.setAdminCookie(w, r, v.adminToken(v.now().Unix()), int(adminSession/time.Second))
+	// A session issued in the second of a sign-out would be void with the ones it ended.
+	at := max(v.now().Unix(), v.signin.revokedUnix()+1)
+	v.setAdminCookie(w, r, v.adminToken(at), int(adminSession/time.Second))
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 }
@@ -162,6 +171,7 @@ func (v *View) adminLogin(w http.ResponseWriter, r *http.Request) {
 		v.signIn(w, r)
 		return
 	}
+	v.signin.failed(r, v.now())
 	v.loginPage(w, http.StatusUnauthorized, true)
 }
 
@@ -190,19 +200,17 @@ func (v *View) loginPage(w http.ResponseWriter, status int, failed bool) {
 }
 
 // dashboardPage serves the dashboard to a signed-in browser (or a bearer), signs in one
-// that brings ?key=, and shows the sign-in form to others.
+// and shows the sign-in form to others (to one that brings ?key= too, with a 400).
 func (v *View) dashboardPage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
 		v.opt.WriteError(w, &backends.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: r.Method + " is not allowed on /admin/; use GET"})
 		return
 	}
-	if key, ok := r.URL.Query()["key"]; ok {
-		if len(key) == 1 && v.keyMatches(key[0]) {
-			v.signIn(w, r)
-			return
-		}
-		v.loginPage(w, http.StatusUnauthorized, true)
+	if _, ok := r.URL.Query()["key"]; ok {
+		// A key in a URL stays in the browser's history, proxies' logs and Referer
+		// headers: it is never read, right or wrong; the form is the way in.
+		v.loginPage(w, http.StatusBadRequest, false)
 		return
 	}
 	if !v.adminAuthorized(r) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -34,6 +35,10 @@ type Options struct {
 
 	// AdminKey guards every admin endpoint. If empty, they answer 404 admin_disabled.
 	AdminKey string
+	// TrustedProxies are the addresses of TLS-terminating proxies whose
+	// X-Forwarded-Proto: https says the browser came over TLS (the session cookie is
+	// then Secure). If empty, only the gateway's own TLS does.
+	TrustedProxies []netip.Prefix
 	// WriteError answers a request with err (a *backends.Error) in the gateway's error
 	// envelope. If nil, the OpenAI envelope without the gateway's logging.
 	WriteError func(w http.ResponseWriter, err error)
@@ -64,6 +69,7 @@ type View struct {
 	live   *liveStats
 	hub    eventHub
 	tracer trace.Tracer // nil: tracing off
+	signin signInGuard  // wrong admin keys per address, revoked sessions
 }
 
 // New returns a View for o.
