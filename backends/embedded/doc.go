@@ -48,7 +48,9 @@
 // (reasoning_content, or vLLM's reasoning) reaches the template as each message's
 // reasoning_content, as llama-server passes it, and reasoning_effort becomes the
 // template's enable_thinking (Qwen3) or reasoning_effort (gpt-oss) variable; a request
-// without it renders as before. Calls are read from the text after the block.
+// without it renders as before. Calls are read from the text after the block. A harmony
+// answer is held from its first channel marker and read whole at its end, with tools
+// or without: the analysis channel is reasoning_content, the final channel content.
 //
 // # Tool calls
 //

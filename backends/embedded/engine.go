@@ -10,6 +10,7 @@ import (
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
+	"github.com/maskgate/maskgate/backends/toolcall"
 )
 
 // slot is one llama.cpp sequence and the tokens its KV cache holds, in order.
@@ -61,7 +62,7 @@ func (b *Backend) generate(j *job) (*result, error) {
 		return nil, err
 	}
 	f := &textFilter{stops: j.req.stops}
-	if j.req.tools {
+	if j.req.tools || b.format.parse == toolcall.Harmony { // harmony: channels to read apart, calls or not
 		f.trigger = b.format.marker
 	}
 	res := &result{prompt: len(j.prompt), cached: cached, text: f, format: b.format.parse}

@@ -34,8 +34,8 @@ func TestFormatFor_NamedDetectedOrUnconstrained(t *testing.T) {
 
 func TestParseCalls_HarmonyKeepsItsFinalChannel(t *testing.T) {
 	text := "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>"
-	calls, content, err := parseCalls("harmony", text, false)
-	if err != nil || len(calls) != 0 || content != "Done." {
-		t.Errorf("calls %v content %q err %v; want the final channel as content", calls, content, err)
+	calls, content, reasoning, err := parseCalls("harmony", text, false)
+	if err != nil || len(calls) != 0 || content != "Done." || reasoning != "think" {
+		t.Errorf("calls %v content %q reasoning %q err %v; want the final channel as content, the analysis as reasoning", calls, content, reasoning, err)
 	}
 }

@@ -122,6 +122,9 @@ func (j *job) finish(r *result) {
 		return
 	}
 	var out [][]byte
+	if reasoning != nil && j.think == nil { // harmony's, read from the tail at the end
+		out = append(out, j.chunk(oai.Delta{ReasoningContent: reasoning}, nil))
+	}
 	switch {
 	case j.think != nil:
 		out = j.deltas(out, append(j.think.Feed(rest), j.think.Finish()...))
@@ -156,9 +159,12 @@ func (r *result) answer(id string, thinks, inside bool) (reasoning, content *str
 	if r.text.inCall {
 		tail := r.text.tail.String()
 		cut := finish == oai.FinishLength
-		parsed, kept, err := parseCalls(r.format, tail, cut)
+		parsed, kept, said, err := parseCalls(r.format, tail, cut)
 		if err != nil {
 			kept = tail
+		}
+		if said != "" { // harmony's analysis channel
+			reasoning = &said
 		}
 		text += kept
 		rest = kept

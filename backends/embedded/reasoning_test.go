@@ -93,6 +93,35 @@ func TestReasoning_ThinkBlockIsReasoningContent(t *testing.T) {
 	}
 }
 
+// TestReasoning_HarmonyAnalysis: a harmony model's analysis channel is reasoning_content
+// and its final channel the content, without tools too, whole and streamed (the real
+// engine made to write the channels, the format named harmony).
+func TestReasoning_HarmonyAnalysis(t *testing.T) {
+	b := newBackend(t, Options{Format: "harmony"})
+	const text = "<|channel|>analysis<|message|>A greeting.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>"
+	req := map[string]any{"messages": msgs("user", "Hi"), "max_tokens": 96, "temperature": 0}
+	whole := complete(t, b, req, forceText(t, b, text))
+	m := whole.Choices[0].Message
+	if str(m.ReasoningContent) != "A greeting." || str(m.Content) != "Hello!" {
+		t.Errorf("whole: reasoning %q, content %q; want %q, %q", str(m.ReasoningContent), str(m.Content), "A greeting.", "Hello!")
+	}
+	req["stream"] = true
+	resp, err := b.ChatCompletionMasked(context.Background(), &backends.Request{Body: chatBody(t, req), Model: "tiny", Stream: true}, forceText(t, b, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r, content strings.Builder
+	for _, ch := range readAll(t, resp.Stream) {
+		if len(ch.Choices) > 0 {
+			r.WriteString(str(ch.Choices[0].Delta.ReasoningContent))
+			content.WriteString(str(ch.Choices[0].Delta.Content))
+		}
+	}
+	if r.String() != "A greeting." || content.String() != "Hello!" {
+		t.Errorf("streamed: reasoning %q, content %q", r.String(), content.String())
+	}
+}
+
 func str(s *string) string {
 	if s == nil {
 		return ""
