@@ -32,6 +32,7 @@ type round struct {
 	model     string
 	created   int64
 	raw       []byte // a whole answer's bytes
+	stopSeq   string // the stop string that ended it, where the backend says (stop_reason)
 }
 
 // heldCall is one tool call as its deltas arrive.
@@ -319,6 +320,9 @@ func (s *Server) finish(sk door.Sink, begin func() error, rd *round, stream bool
 	if finish == "" {
 		finish = oai.FinishStop
 	}
+	if rd.stopSeq != "" {
+		tellStop(sk, rd.stopSeq)
+	}
 	return sk.End(finish, usage)
 }
 
@@ -330,6 +334,7 @@ type wholeReply struct {
 	Choices []struct {
 		Message      oai.ResponseMessage `json:"message"`
 		FinishReason string              `json:"finish_reason"`
+		StopReason   json.RawMessage     `json:"stop_reason"`
 	} `json:"choices"`
 	Usage *oai.Usage `json:"usage"`
 }
@@ -349,7 +354,7 @@ func (s *Server) wholeRound(resp *backends.Response, x *exchange) (*round, error
 	}
 	ch := reply.Choices[0]
 	rd := &round{calls: map[int]*heldCall{}, finish: ch.FinishReason, usage: reply.Usage,
-		id: reply.ID, model: reply.Model, created: reply.Created, raw: resp.Body}
+		id: reply.ID, model: reply.Model, created: reply.Created, raw: resp.Body, stopSeq: stopString(ch.StopReason)}
 	if m := ch.Message; m.Content != nil {
 		rd.content.WriteString(*m.Content)
 	}
@@ -414,6 +419,9 @@ func (s *Server) streamRound(resp *backends.Response, x *exchange, sk door.Sink,
 		ch := c.Choices[0]
 		if ch.FinishReason != nil {
 			rd.finish = *ch.FinishReason
+		}
+		if s := stopString(ch.StopReason); s != "" {
+			rd.stopSeq = s
 		}
 		for _, tc := range ch.Delta.ToolCalls {
 			i := 0

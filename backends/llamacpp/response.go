@@ -1,6 +1,8 @@
 package llamacpp
 
 import (
+	"encoding/json"
+
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/chatlayer"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -14,7 +16,8 @@ import (
 type completionResult struct {
 	Content         string   `json:"content"`
 	Stop            bool     `json:"stop"`
-	StopType        string   `json:"stop_type"` // none, eos, limit, word
+	StopType        string   `json:"stop_type"`     // none, eos, limit, word
+	StoppingWord    string   `json:"stopping_word"` // the stop string that matched, with stop_type word
 	Truncated       bool     `json:"truncated"`
 	TokensPredicted int      `json:"tokens_predicted"`
 	TokensEvaluated int      `json:"tokens_evaluated"`
@@ -79,6 +82,16 @@ func finishReason(r *completionResult, calls int) string {
 	}
 }
 
+// stopReason is the stop sequence that ended r, as vLLM's stop_reason (a JSON string),
+// or nil when none did (the end of turn, the token limit, a call).
+func stopReason(r *completionResult, calls int) json.RawMessage {
+	if r.StopType != "word" || r.StoppingWord == "" || calls > 0 {
+		return nil
+	}
+	b, _ := json.Marshal(r.StoppingWord)
+	return b
+}
+
 // wholeCompletion is the chat.completion for a whole /completion answer: a leading
 // <think> block read apart as reasoning_content (chatlayer), then calls parsed from the
 // rest, where harmony's analysis channel is reasoning too.
@@ -109,7 +122,7 @@ func wholeCompletion(r *completionResult, p *params, m meta) *oai.ChatCompletion
 		Object:  "chat.completion",
 		Created: m.created,
 		Model:   m.model,
-		Choices: []oai.Choice{{Message: msg, FinishReason: finishReason(r, len(msg.ToolCalls))}},
+		Choices: []oai.Choice{{Message: msg, FinishReason: finishReason(r, len(msg.ToolCalls)), StopReason: stopReason(r, len(msg.ToolCalls))}},
 		Usage:   usage(r),
 	}
 }

@@ -159,7 +159,7 @@ func (c *chunker) add(r *completionResult) [][]byte {
 		out = c.events(out, finish())
 	}
 	finish := finishReason(r, c.calls)
-	out = append(out, c.delta(oai.Delta{}, &finish))
+	out = append(out, c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{{Delta: oai.Delta{}, FinishReason: &finish, StopReason: stopReason(r, c.calls)}}}))
 	return append(out, c.marshal(oai.Chunk{Choices: []oai.ChunkChoice{}, Usage: usage(r)}))
 }
 

@@ -1,5 +1,7 @@
 package oai
 
+import "encoding/json"
+
 // ChatCompletion is a whole (non-streaming) response.
 type ChatCompletion struct {
 	ID                string   `json:"id"`
@@ -17,6 +19,9 @@ type Choice struct {
 	Message      ResponseMessage `json:"message"`
 	FinishReason string          `json:"finish_reason"`
 	Logprobs     *struct{}       `json:"logprobs"`
+	// StopReason is vLLM's extension: the stop string (or token id) that ended the
+	// answer; null or absent when none did. llama-server's backend writes it too.
+	StopReason json.RawMessage `json:"stop_reason,omitempty"`
 }
 
 // ResponseMessage is the assistant message of a response. Content is null when the
@@ -52,6 +57,8 @@ type ChunkChoice struct {
 	Index        int     `json:"index"`
 	Delta        Delta   `json:"delta"`
 	FinishReason *string `json:"finish_reason"`
+	// StopReason is as Choice's, on the chunk that carries the finish reason.
+	StopReason json.RawMessage `json:"stop_reason,omitempty"`
 }
 
 // Delta is the increment a chunk carries. Role appears in the first chunk only.

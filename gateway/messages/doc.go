@@ -99,7 +99,7 @@
 // # Answer
 //
 // Whole, Body is {"id","type":"message","role":"assistant","model","content",
-// "stop_reason","stop_sequence":null,"usage"}. Streaming, the events are message_start
+// "stop_reason","stop_sequence","usage"}. Streaming, the events are message_start
 // (empty content, null stop_reason, zero usage), ping, then per content block
 // content_block_start, its deltas and content_block_stop, then message_delta
 // (stop_reason, usage) and message_stop; each event's name is its data's type.
@@ -113,8 +113,11 @@
 // input_json_delta. Whole and streaming give the same blocks.
 //
 // stop_reason: finish length is max_tokens, tool_calls (or any finish after a tool call)
-// tool_use, content_filter refusal, anything else end_turn; stop_sequence is always
-// null, the pipeline not saying which stop sequence matched. usage: input_tokens is
+// tool_use, content_filter refusal, anything else end_turn — or stop_sequence, with
+// stop_sequence the matched string, when one of the client's stop_sequences ended the
+// answer: the one the backend named (stop_reason, as vLLM and the llama-server backend
+// write it; Writer.StopSequence), else one the text ends with (an engine that kept it);
+// otherwise stop_sequence is null. usage: input_tokens is
 // prompt_tokens less the cached ones, which are cache_read_input_tokens (Anthropic counts
 // them apart); cache_creation_input_tokens is 0; output_tokens is completion_tokens.
 // Usage is known only at End, so message_start reports zeros and message_delta the

@@ -15,12 +15,13 @@ const (
 	StopMaxTokens = "max_tokens"
 	StopToolUse   = "tool_use"
 	StopRefusal   = "refusal"
+	StopSequence  = "stop_sequence"
 )
 
 // StopReason maps a Chat Completions finish reason onto Anthropic's stop_reason: length
 // → max_tokens, tool_calls → tool_use, content_filter → refusal, anything else →
-// end_turn, or tool_use when the answer called tools. stop_sequence is never reported:
-// the pipeline does not say which stop sequence ended the answer.
+// end_turn, or tool_use when the answer called tools. A stop sequence of the client's
+// that ended the answer (Writer.StopSequence) makes end_turn stop_sequence.
 func StopReason(finish string, calledTools bool) string {
 	switch finish {
 	case oai.FinishLength:
@@ -70,6 +71,10 @@ type Writer struct {
 
 	stopReason string
 	usage      *oai.Usage
+
+	matched string // the stop sequence the backend said ended the answer
+	stopSeq string // the stop_sequence reported: one of the client's, or ""
+	tail    string // the answer text's last bytes, for a stop sequence the engine kept
 }
 
 // NewWriter returns the sink for one answer: ev receives the events when stream is set;
@@ -183,7 +188,13 @@ func (w *Writer) ready() (bool, error) {
 func (w *Writer) Reasoning(delta string) error { return w.delta("thinking", delta) }
 
 // Text adds to a text block.
-func (w *Writer) Text(delta string) error { return w.delta("text", delta) }
+func (w *Writer) Text(delta string) error {
+	w.tail += delta
+	if len(w.tail) > StopSeqTail {
+		w.tail = w.tail[len(w.tail)-StopSeqTail:]
+	}
+	return w.delta("text", delta)
+}
 
 func (w *Writer) delta(kind, d string) error {
 	if ok, err := w.ready(); !ok || d == "" {
@@ -323,6 +334,11 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 	}
 	w.done = true
 	w.stopReason = StopReason(finish, w.calls > 0)
+	if w.stopReason == StopEndTurn && finish == oai.FinishStop {
+		if w.stopSeq = w.stopSequence(); w.stopSeq != "" {
+			w.stopReason = StopSequence
+		}
+	}
 	w.usage = usage
 	if !w.stream {
 		return nil
@@ -330,7 +346,9 @@ func (w *Writer) End(finish string, usage *oai.Usage) error {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
 	b = appendString(b, w.stopReason)
-	b = append(b, `,"stop_sequence":null},"usage":`...)
+	b = append(b, `,"stop_sequence":`...)
+	b = w.appendStopSeq(b)
+	b = append(b, `},"usage":`...)
 	b = appendUsage(b, usage)
 	if err := w.event("message_delta", append(b, '}')); err != nil {
 		return err
@@ -395,7 +413,9 @@ func (w *Writer) Body() []byte {
 	}
 	b = append(b, `],"stop_reason":`...)
 	b = appendString(b, w.stopReason)
-	b = append(b, `,"stop_sequence":null,"usage":`...)
+	b = append(b, `,"stop_sequence":`...)
+	b = w.appendStopSeq(b)
+	b = append(b, `,"usage":`...)
 	b = appendUsage(b, w.usage)
 	b = w.appendNotice(b)
 	return append(b, '}')
