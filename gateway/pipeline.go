@@ -191,6 +191,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		x.cacheSalt = s.threads.CacheSalt(k.Name)
 	}
 
+	if err := fitWindow(w, s.log, d, q, s.planner, rt.up.ContextWindow); err != nil {
+		return err
+	}
+	env = q.env
 	plan, err := s.planner.Plan(r.Context(), planInput(r, q, rt.up, s.unscopedThreads))
 	if err != nil {
 		return err

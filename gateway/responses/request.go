@@ -14,9 +14,13 @@ import (
 // Completions, and what the Writer needs to answer it. Its raw values alias the body
 // given to Decode, which must not change afterwards.
 type Request struct {
-	Model              string
-	Stream             bool
-	Store              bool // true when absent, as OpenAI
+	Model  string
+	Stream bool
+	Store  bool // true when absent, as OpenAI
+	// Truncate is truncation: "auto": the oldest input may be dropped so that the
+	// request fits the model's context window (the gateway does it where it knows the
+	// window); "disabled", the default, leaves a request that does not fit a 400.
+	Truncate           bool
 	PreviousResponseID string
 	PromptCacheKey     string
 	User               string          // "user", or "safety_identifier" when user is absent
@@ -238,6 +242,13 @@ func (r *Request) checkParams() *door.Error {
 		if _, e := f.rawStr(k); e != nil {
 			return e
 		}
+	}
+	switch t := string(f.get("truncation")); t {
+	case "", `"disabled"`:
+	case `"auto"`:
+		r.Truncate = true
+	default:
+		return invalid("truncation", "Invalid value: %s. Supported values are: 'auto' and 'disabled'.", t)
 	}
 	if _, e := f.rawArray("include"); e != nil {
 		return e
