@@ -199,8 +199,10 @@ func (u *Upstream) TransportError(parent context.Context, cause, err error) erro
 
 // ResponseError turns an upstream's error answer into the error the client sees: a 4xx
 // keeps its status and message (Redact'ed, with the credentials of resp.Request); 429 and 503 keep their status (and Retry-After) so
-// clients retry; other 5xx become 502 naming the backend. A numeric code (llama-server
-// repeats the status there) is dropped.
+// clients retry; 501 (llama-server asked for an endpoint it was not started for:
+// embeddings without --embeddings) is a 404 unsupported_endpoint with its message, no
+// failure of the upstream and the same on every replica; other 5xx become 502 naming the
+// backend. A numeric code (llama-server repeats the status there) is dropped.
 func ResponseError(name, path string, resp *http.Response) *Error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	d, ok := oai.ParseErrorBody(body)
@@ -234,6 +236,9 @@ func ResponseError(name, path string, resp *http.Response) *Error {
 	case resp.StatusCode < 500, resp.StatusCode == http.StatusTooManyRequests,
 		resp.StatusCode == http.StatusServiceUnavailable:
 		e.RetryAfter = resp.Header.Get("Retry-After")
+	case resp.StatusCode == http.StatusNotImplemented:
+		e.Status, e.Type, e.Code = http.StatusNotFound, "invalid_request_error", "unsupported_endpoint"
+		e.Message = fmt.Sprintf("backend %q cannot serve this request: %s", name, msg)
 	default:
 		e.Status, e.Type, e.Code = http.StatusBadGateway, "upstream_error", ""
 		e.Message = fmt.Sprintf("backend %q failed (%s): %s", name, resp.Status, msg)

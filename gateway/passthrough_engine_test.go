@@ -40,6 +40,22 @@ func TestEndpoints_LlamaServer(t *testing.T) {
 	up := gateway.Upstream{Name: "llama", Kind: "llamacpp", Models: []string{ls.Model}, Backend: be}
 	endpointsThroughEngine(t, up, ls.Model)
 
+	// A llama-server started without --embeddings answers 501 with why: the client gets
+	// a 404 unsupported_endpoint with the engine's words, not a 502 to retry.
+	t.Run("server_without_embeddings", func(t *testing.T) {
+		plain := enginetest.Llama(t)
+		pb, err := llamacpp.New(llamacpp.Options{Name: "plain", BaseURL: plain.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw := httptest.NewServer(gateway.New(gateway.Options{Upstreams: []gateway.Upstream{{Name: "plain", Kind: "llamacpp", Models: []string{"*"}, Backend: pb}}}))
+		t.Cleanup(gw.Close)
+		r, out := postPath(t, gw.URL, "/v1/embeddings", `{"model":"`+plain.Model+`","input":"a"}`)
+		if r.StatusCode != 404 || !strings.Contains(string(out), `"code":"unsupported_endpoint"`) || !strings.Contains(string(out), "--embeddings") {
+			t.Errorf("embeddings from a llama-server without --embeddings: %d %s", r.StatusCode, out)
+		}
+	})
+
 	// The official Node SDK: embeddings in its default base64, decoded by the SDK;
 	// fill-in-the-middle with suffix; a stream.
 	t.Run("node_sdk", func(t *testing.T) {
