@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/llamacpp"
 	"github.com/maskgate/maskgate/backends/ollama"
 	"github.com/maskgate/maskgate/gateway"
@@ -235,5 +236,79 @@ func TestImages_FileIDs(t *testing.T) {
 		if warns := resp.Header.Values(gateway.HeaderWarning); len(warns) != 1 || warns[0] != c.want {
 			t.Errorf("%s: warnings %q, want [%q]", c.name, warns, c.want)
 		}
+	}
+}
+
+// TestImages_VisionShapeOnRealLlamaServer holds the vision path's request to the real
+// llama-server, which no test model can see for (the tiny model has no projector): a
+// proxy makes GET /props say vision true, the rest is the real server. The template
+// renders the marker /props names where the image was, and /completion reads the prompt
+// object's multimodal_data as images: it refuses them for the model ("Multimodal data
+// provided, but model does not support multimodal requests"), not for their shape.
+func TestImages_VisionShapeOnRealLlamaServer(t *testing.T) {
+	ls := enginetest.Llama(t)
+	u, err := url.Parse(ls.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.URL.Path != "/props" {
+			return nil
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		b = bytes.Replace(b, []byte(`"vision":false`), []byte(`"vision":true`), 1)
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		resp.Header.Del("Content-Length")
+		return nil
+	}
+	rec := &engineRecorder{bodies: map[string][]string{}}
+	px := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.bodies[r.URL.Path] = append(rec.bodies[r.URL.Path], string(b))
+		rec.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(px.Close)
+	var props struct {
+		MediaMarker string `json:"media_marker"`
+	}
+	resp, err := http.Get(ls.URL + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&props)
+	resp.Body.Close()
+	if props.MediaMarker == "" {
+		t.Fatal("llama-server's /props names no media_marker")
+	}
+	be, err := llamacpp.New(llamacpp.Options{Name: "llama", BaseURL: px.URL, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := imageDoors(ls.Model)[0].turn1
+	if notes := be.Notes(t.Context(), []byte(body)); notes != nil {
+		t.Errorf("notes %q for an image a seeing engine is given", notes)
+	}
+	_, err = be.ChatCompletion(t.Context(), &backends.Request{Body: []byte(body), Model: ls.Model})
+	if err == nil || !strings.Contains(err.Error(), "Multimodal data provided, but model does not support multimodal requests") {
+		t.Errorf("error %v, want llama-server's refusal of the images for the model", err)
+	}
+	var comp struct {
+		Prompt struct {
+			PromptString   string   `json:"prompt_string"`
+			MultimodalData []string `json:"multimodal_data"`
+		} `json:"prompt"`
+	}
+	if err := json.Unmarshal([]byte(rec.last("/completion")), &comp); err != nil {
+		t.Fatalf("/completion body: %v", err)
+	}
+	if strings.Count(comp.Prompt.PromptString, props.MediaMarker) != 1 || len(comp.Prompt.MultimodalData) != 1 || comp.Prompt.MultimodalData[0] != pngData {
+		t.Errorf("/completion prompt %q with %d data, want the marker %s once and the image", comp.Prompt.PromptString, len(comp.Prompt.MultimodalData), props.MediaMarker)
 	}
 }
