@@ -84,11 +84,12 @@ type Options struct {
 // Backend translates OpenAI chat completions to llama-server's /apply-template and
 // /completion.
 type Backend struct {
-	opt        Options
-	up         backends.Upstream
-	v1         *openaicompat.Backend      // llama-server's own /v1, for the endpoints it passes (PassEndpoint)
-	newID      func(prefix string) string // tests make ids predictable
-	mediaCache                            // what /props said of images (images.go)
+	opt             Options
+	up              backends.Upstream
+	v1              *openaicompat.Backend      // llama-server's own /v1, for the endpoints it passes (PassEndpoint)
+	newID           func(prefix string) string // tests make ids predictable
+	mediaCache                                 // what /props said of images (images.go)
+	lateSystemCache                            // whether the template refuses a late system message (systemmerge.go)
 }
 
 var (
@@ -181,15 +182,15 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := templateBody(withEffort(req), b.opt.Format, req.CatalogFirst)
-	if err != nil {
-		return nil, err
-	}
-	tmpl, media, err := b.images(ctx, tmpl)
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := b.applyTemplate(ctx, tmpl)
+	prompt, media, err := b.render(ctx, req.Body, func(body []byte) ([]byte, []string, error) {
+		r := *req
+		r.Body = body
+		tmpl, err := templateBody(withEffort(&r), b.opt.Format, req.CatalogFirst)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.images(ctx, tmpl)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -50,8 +50,19 @@
 // chat_template_kwargs (enable_thinking; gpt-oss's reasoning_effort) where the client's
 // own kwargs do not set them; a request without a switch renders as before.
 //
+// A late system message (systemmerge.go): many templates (Llama's, Mistral's, Gemma's)
+// raise "System message must be at the beginning" for a system or developer message
+// after the first turn. When /apply-template refuses one so, the backend merges every
+// system and developer message's text, in order, into one leading system message and
+// renders again, once; it remembers that the engine's template refuses them, so later
+// requests are merged before rendering, and Notes says so in the client's warning header
+// (the first time it renders the messages alone to find out).
+//
+// Stop sequences: llama-server's stopping_word (stop_type "word") is the choice's
+// stop_reason, vLLM's name for the stop string that ended the answer.
+//
 // It owns the wire translation and the HTTP exchange with llama-server. It never edits (but
-// for their images) or re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
+// for their images and a late system message a template refuses) or re-encodes the client's messages or tools (they travel as the client's raw bytes, so the
 // rendered prompt and the engine's prefix cache stay stable), never builds a grammar
 // itself (masking/ does), and never decides which tools are allowed (the gateway does,
 // through backends.Request.Allowed); checking that a parsed call names an allowed tool is

@@ -57,17 +57,19 @@ func (b *Backend) media(ctx context.Context) chatlayer.Media {
 }
 
 // Notes says which images of body the engine will not be given (backends.ContentNoter):
-// all of them where it cannot see, those by URL or with bad data where it can.
+// all of them where it cannot see, those by URL or with bad data where it can; and that
+// its late system messages will be merged, where the template refuses them.
 func (b *Backend) Notes(ctx context.Context, body []byte) []string {
+	late := b.systemNote(ctx, body) // systemmerge.go
 	msgs, ok := oai.Get(body, "messages")
 	if !ok || !chatlayer.HasImages(msgs) {
-		return nil
+		return late
 	}
 	img, err := chatlayer.Rewrite(msgs, b.media(ctx))
 	if err != nil {
-		return nil // the request fails on its own
+		return late // the request fails on its own
 	}
-	return img.Notes
+	return append(img.Notes, late...)
 }
 
 // images rewrites the messages of tmpl, an /apply-template body, as the engine can take
