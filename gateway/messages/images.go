@@ -9,11 +9,12 @@ import (
 // conversation's history.
 const fileImageNote = "[image omitted: the gateway cannot read images from the Files API]"
 
-// lastAnswered is the index of the last assistant message of msgs (-1 when none): the
-// messages before it are history, already answered.
+// lastAnswered is the index of the last assistant message of msgs (-1 when none) but
+// the final one, which is a prefill of the answer to the turn being sent: the messages
+// before it are history, already answered.
 func lastAnswered(msgs [][]byte) int {
 	last := -1
-	for i, m := range msgs {
+	for i, m := range msgs[:max(len(msgs)-1, 0)] {
 		if role, _, _ := oai.Member(m, "role"); string(role) == `"assistant"` {
 			last = i
 		}

@@ -19,9 +19,14 @@ func TestFileImageInHistory(t *testing.T) {
 	if len(r.Warnings) != 1 || r.Warnings[0] != "messages.0.content.1.source: image omitted: the gateway cannot read images from the Files API" {
 		t.Errorf("warnings %q", r.Warnings)
 	}
-	// In the turn being sent, after the last assistant message, it is still refused.
+	// In the turn being sent, after the last assistant message, it is still refused; so
+	// it is before an assistant message that prefills that turn's answer.
 	_, e := Decode([]byte(req(`[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":[`+file+`]}]`)), Options{})
 	if e == nil || e.Param != "messages.2.content.0.source.type" || !strings.Contains(e.Message, "Files API") || e.Status != 400 {
 		t.Errorf("error %+v, want a 400 naming messages.2.content.0.source.type", e)
+	}
+	_, e = Decode([]byte(req(`[{"role":"user","content":[`+file+`]},{"role":"assistant","content":"The answer is"}]`)), Options{})
+	if e == nil || e.Param != "messages.0.content.0.source.type" {
+		t.Errorf("prefilled: error %+v, want a 400 naming messages.0.content.0.source.type", e)
 	}
 }
