@@ -175,6 +175,10 @@ type Key struct {
 	IsolateCache bool `yaml:"isolate_cache"`
 	// Limits bound the key's traffic. None: unlimited.
 	Limits KeyLimits `yaml:"limits"`
+	// MCPTokenEnv names a variable holding the token MCP servers with forward_auth get
+	// as this key's bearer on its calls (the key itself is never forwarded). None: such
+	// calls carry no token.
+	MCPTokenEnv string `yaml:"mcp_token_env"`
 }
 
 // KeyLimits bound one key's traffic; 429 past them. Zero: no limit.

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
+	"net/url"
 	"path"
 	"reflect"
 	"regexp"
@@ -209,6 +211,9 @@ func (c *Config) validateProfiles(file string) error {
 			if err := checkURL("mcp", m.URL); err != nil {
 				return bad(key+".url", "%v", err)
 			}
+			if m.ForwardAuth && !tokenSafe(m.URL) {
+				return bad(key+".forward_auth", "sends each caller's MCP token to %s over plain http; use https://, or a server on loopback", m.URL)
+			}
 		} else if len(m.Headers) > 0 || len(m.HeadersEnv) > 0 || m.ForwardAuth {
 			return bad(key, "headers, headers_env and forward_auth apply to a url server; this one runs a command")
 		}
@@ -298,4 +303,22 @@ func (c *Config) validateProfiles(file string) error {
 		}
 	}
 	return nil
+}
+
+// tokenSafe says whether a token may travel to raw: over https, or over plain http only to
+// a loopback host (the token never crosses a network in clear).
+func tokenSafe(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }

@@ -115,6 +115,8 @@ func TestParse_ProfileErrorsNameFileLineAndKey(t *testing.T) {
 			`g.yaml:5: keys[0].profiles[1]: no profiles entry is named "ghost"`},
 		{"server with command and url", "mcp_servers:\n  - name: s\n    command: x\n    url: http://h/mcp\n",
 			`g.yaml:2: mcp_servers[0]: set exactly one of command (a server run over stdio) and url (streamable HTTP)`},
+		{"forward_auth over plain http", "mcp_servers:\n  - name: s\n    url: http://mcp.example.com/mcp\n    forward_auth: true\n",
+			`g.yaml:4: mcp_servers[0].forward_auth: sends each caller's MCP token to http://mcp.example.com/mcp over plain http; use https://, or a server on loopback`},
 		{"headers on a command", "mcp_servers:\n  - name: s\n    command: x\n    forward_auth: true\n",
 			`g.yaml:2: mcp_servers[0]: headers, headers_env and forward_auth apply to a url server; this one runs a command`},
 		{"bad execute", "mcp_servers:\n  - name: s\n    command: x\n    execute: maybe\n",

@@ -399,3 +399,40 @@ func TestProfiles_GatewayRunsItsTools(t *testing.T) {
 		t.Errorf("runner got bearer %q", fr.bearer)
 	}
 }
+
+// TestProfiles_ForwardAuthSendsTheKeysMCPTokenNeverTheKey: a runner told to forward the
+// caller's token got the gateway key the caller presented, so every forward_auth MCP
+// server held every caller's gateway key. Now, with keys, it gets the key's own MCP
+// token (mcp_token_env), and nothing for a key without one; without keys, the bearer the
+// local caller sent, as before (TestProfiles_GatewayRunsItsTools).
+func TestProfiles_ForwardAuthSendsTheKeysMCPTokenNeverTheKey(t *testing.T) {
+	cat, err := profile.New(profile.Spec{}, []profile.Source{{Kind: "mcp", Tools: []toolsearch.Tool{{Name: "run_a", Description: "Runs run_a.", Parameters: json.RawMessage(`{"type":"object"}`)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := `{"id":"r","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+		`{"id":"c1","type":"function","function":{"name":"run_a","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+	sc := &scripted{}
+	fr := &fakeRunner{}
+	gw := scriptedGateway(t, sc, func(o *gateway.Options) {
+		o.State = state.NewMemory(state.Options{})
+		o.Profiles = []*gateway.Profile{{Name: gateway.DefaultProfile, Catalog: cat, Strategy: gateway.StrategyEager, Runner: fr}}
+		o.Keys = keyring(t, tenant.Key{Name: "alice", MCPToken: "mcp-token-of-alice"}, tenant.Key{Name: "bob"})
+	})
+	for _, c := range []struct{ key, want string }{{"alice", "mcp-token-of-alice"}, {"bob", ""}} {
+		sc.replies = []string{call, plainReply}
+		fr.mu.Lock()
+		fr.bearer = "unset"
+		fr.mu.Unlock()
+		resp, body := sendAs(t, gw, "/v1/chat/completions", c.key, nil, `{"model":"m1","messages":[{"role":"user","content":"do it"}]}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", c.key, resp.StatusCode, body)
+		}
+		fr.mu.Lock()
+		got := fr.bearer
+		fr.mu.Unlock()
+		if got != c.want {
+			t.Errorf("%s's call forwarded %q, want %q (never the key, key-of-%s-...)", c.key, got, c.want, c.key)
+		}
+	}
+}

@@ -40,8 +40,8 @@ func (s *Server) runTools(r *http.Request, p *planner.Plan, calls []oai.ToolCall
 	out := map[int]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	bearer, _ := access.PresentedKey(r.Header) // the caller's own key, for a runner told to pass it on
-	tctx := r.Context()                        // with tracing, tool spans go under the round's (observe.View.ToolBegun)
+	bearer := forwardedBearer(r) // for a runner told to pass the caller's token on
+	tctx := r.Context()          // with tracing, tool spans go under the round's (observe.View.ToolBegun)
 	for i, c := range calls {
 		if meta.IsMeta(c.Function.Name) || !p.Callable(c.Function.Name) || !p.Runs(c.Function.Name) {
 			continue
@@ -76,6 +76,18 @@ func (s *Server) runTools(r *http.Request, p *planner.Plan, calls []oai.ToolCall
 	}
 	wg.Wait()
 	return out
+}
+
+// forwardedBearer is the token a forward_auth MCP server gets for r's caller: with keys,
+// the key's own MCP token (tenant.Key.MCPToken), never the gateway key the caller
+// presented; without keys, the bearer the caller sent (it is no secret of the gateway's
+// then: a local program passing its own token on).
+func forwardedBearer(r *http.Request) string {
+	if k := callerOf(r.Context()).key; k != nil {
+		return k.MCPToken
+	}
+	bearer, _ := access.PresentedKey(r.Header)
+	return bearer
 }
 
 // runOne runs one call through runner. A runner that panics (a fault in an MCP client or

@@ -52,6 +52,10 @@ type Key struct {
 	Profile string
 	// Profiles are the profiles the key may choose per request (X-Maskgate-Profile).
 	Profiles []string
+	// MCPToken is what an MCP server with forward_auth gets as the caller's bearer token
+	// on this key's calls: a token of its own for those servers, never the key itself.
+	// Empty: such calls carry none.
+	MCPToken string
 	// Models are the model names the key may ask for ("*": any). If empty, any.
 	Models []string
 	// Backends are the backend names its requests may be routed to. If empty, any.

@@ -44,7 +44,13 @@ func buildKeys(cfg *config.Config, getenv func(string) string, adminKey string) 
 		if adminKey != "" && h == tenant.HashOf(adminKey) {
 			return nil, fmt.Errorf("keys[%d] (%s) is the admin key; give clients keys of their own", i, k.Name)
 		}
-		keys[i] = tenant.Key{Name: k.Name, Hash: h, Profile: k.Profile, Models: k.Models, Backends: k.Backends,
+		mcpToken := ""
+		if k.MCPTokenEnv != "" {
+			if mcpToken = getenv(k.MCPTokenEnv); mcpToken == "" {
+				return nil, fmt.Errorf("keys[%d] (%s): environment variable %s (mcp_token_env) is empty; export the key's token for forward_auth servers in it", i, k.Name, k.MCPTokenEnv)
+			}
+		}
+		keys[i] = tenant.Key{Name: k.Name, Hash: h, Profile: k.Profile, Models: k.Models, Backends: k.Backends, MCPToken: mcpToken,
 			IsolateCache: k.IsolateCache, Limits: tenant.Limits{
 				RequestsPerMinute: k.Limits.RequestsPerMinute,
 				TokensPerMinute:   k.Limits.TokensPerMinute,

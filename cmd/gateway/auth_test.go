@@ -194,16 +194,16 @@ func TestRun_TheDockerExampleNeedsItsKey(t *testing.T) {
 
 // TestSecretValues_NamesEverySecret: the log redactor is given the value of every
 // secret the configuration names; the MCP servers' header tokens and the Redis password
-// were missing.
+// were missing (and a key's MCP token is one).
 func TestSecretValues_NamesEverySecret(t *testing.T) {
 	cfg := &config.Config{AdminKeyEnv: "ADM", ThreadSaltEnv: "SALT",
 		Backends:   []config.Backend{{Name: "b", APIKeyEnv: "UP"}},
-		Keys:       []config.Key{{Name: "alice", KeyEnv: "ALICE"}},
+		Keys:       []config.Key{{Name: "alice", KeyEnv: "ALICE", MCPTokenEnv: "ALICE_MCP"}},
 		MCPServers: []config.MCPServer{{Name: "gh", URL: "https://mcp.example", HeadersEnv: map[string]string{"Authorization": "GH_TOKEN", "X-Team": "TEAM_TOKEN"}}},
 		State:      config.State{Redis: config.Redis{URL: "redis://r:6379", PasswordEnv: "REDIS_PW"}},
 	}
 	cfg.Search.Embeddings.APIKeyEnv = "EMB"
-	env := map[string]string{"ADM": "v-adm", "SALT": "v-salt", "UP": "v-up", "ALICE": "v-alice", "GH_TOKEN": "v-gh", "TEAM_TOKEN": "v-team", "REDIS_PW": "v-redis", "EMB": "v-emb"}
+	env := map[string]string{"ADM": "v-adm", "SALT": "v-salt", "UP": "v-up", "ALICE": "v-alice", "GH_TOKEN": "v-gh", "TEAM_TOKEN": "v-team", "REDIS_PW": "v-redis", "EMB": "v-emb", "ALICE_MCP": "v-alice-mcp"}
 	got := secretValues(cfg, func(k string) string { return env[k] })
 	slices.Sort(got)
 	want := slices.Sorted(maps.Values(env))

@@ -129,7 +129,7 @@ func secretValues(cfg *config.Config, getenv func(string) string) []string {
 		}
 	}
 	for _, k := range cfg.Keys {
-		names = append(names, k.KeyEnv)
+		names = append(names, k.KeyEnv, k.MCPTokenEnv)
 	}
 	var out []string
 	for _, n := range names {
