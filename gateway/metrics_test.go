@@ -41,7 +41,7 @@ maskgate_cached_tokens_total{backend="up",door="chat_completions",model="other",
 # TYPE maskgate_prompt_tokens_total counter
 maskgate_prompt_tokens_total{backend="up",door="chat_completions",model="m1",strategy="eager"} 10
 maskgate_prompt_tokens_total{backend="up",door="chat_completions",model="other",strategy="eager"} 10
-# HELP maskgate_requests_total Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages).
+# HELP maskgate_requests_total Requests by backend, model, HTTP status (499: client went away) and door (chat_completions, responses, messages; embeddings, completions, rerank, score passed through).
 # TYPE maskgate_requests_total counter
 maskgate_requests_total{backend="none",door="chat_completions",model="none",status="400"} 1
 maskgate_requests_total{backend="up",door="chat_completions",model="m1",status="200"} 1
