@@ -138,6 +138,9 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 	if err != nil {
 		return nil, err
 	}
+	if body, err = continueFinal(body); err != nil { // prefill.go
+		return nil, err
+	}
 	out := *req
 	out.Body = body
 	resp, err := b.inner.ChatCompletion(ctx, &out)

@@ -85,7 +85,10 @@
 // values, which the gateway hands the backends that render the prompt themselves, never
 // the body, where an OpenAI upstream would refuse it), output_config.effort, service_tier, container, inference_geo, context_management, a
 // text block's citations, and any other member. A conversation that ends with an
-// assistant message is Anthropic's prefill (Request.Prefill): chat engines differ on it.
+// assistant message is Anthropic's prefill (Request.Prefill): the answer continues it and
+// holds only the continuation, where the engine continues a final assistant turn
+// (llama-server's /apply-template leaves it open; the vllm backend asks vLLM and SGLang
+// with continue_final_message).
 //
 // Claude Code's first system block, "x-anthropic-billing-header: ...; cch=<hash>;",
 // changes on every request; its cch value is replaced by zeros of the same length so
