@@ -20,5 +20,9 @@
 // names still answers a call outside the loaded set). SGLang's backend, on this type,
 // does the same with the tag in response_format.
 //
+// Prefill (prefill.go): a conversation that ends with an assistant message's text is
+// sent with continue_final_message true and add_generation_prompt false, unless the
+// client set either, so the engine continues that turn (Anthropic's prefill).
+//
 // It must not mark tools strict (vLLM would add a constraint of its own over every tool).
 package vllm
