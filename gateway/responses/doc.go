@@ -80,8 +80,15 @@
 //   - tool_search with execution "client" → a chat function named tool_search, with the
 //     parameters and description given (else {"query": string}); a call comes back as a
 //     tool_search_call. Without execution "client" it is a hosted tool.
+//   - the client-executed built-ins shell, local_shell and apply_patch → chat functions
+//     of those names whose parameters are the call's action ({"commands"}, {"command"})
+//     or operation ({"type","path","diff"}, the diff held to the V4A diff grammar under
+//     the same keyword); a call comes back as a shell_call, local_shell_call or
+//     apply_patch_call (a function_call when its arguments are not that shape), and those
+//     items and their outputs in history become the chat call and a tool message
+//     (builtins.go).
 //   - hosted tools (web_search*, file_search, code_interpreter, computer_use_preview,
-//     image_generation, mcp, local_shell, shell, apply_patch, ...) are dropped or refused.
+//     image_generation, mcp, ...) are dropped or refused.
 //
 // tool_choice: "auto", "none" and "required" as they are; {"type":"function"|"custom",
 // "name"} → {"type":"function","function":{"name"}} (a bare name that only a namespaced

@@ -10,9 +10,7 @@ import (
 // hostedItems are the input items of hosted tools' runs: dropped or refused with them.
 var hostedItems = map[string]bool{
 	"web_search_call": true, "file_search_call": true, "computer_call": true, "computer_call_output": true,
-	"code_interpreter_call": true, "image_generation_call": true, "local_shell_call": true,
-	"local_shell_call_output": true, "shell_call": true, "shell_call_output": true, "apply_patch_call": true,
-	"apply_patch_call_output": true, "mcp_list_tools": true, "mcp_approval_request": true,
+	"code_interpreter_call": true, "image_generation_call": true, "mcp_list_tools": true, "mcp_approval_request": true,
 	"mcp_approval_response": true, "mcp_call": true, "program": true, "program_output": true,
 }
 
@@ -312,6 +310,9 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		return nil
 	case "compaction_trigger":
 		return unsupported(f.param("type"), "Input item '%s' is a %s item, which this gateway cannot read; send the conversation's items instead.", param, typ)
+	}
+	if ok, e := c.builtinInput(typ, f); ok {
+		return e
 	}
 	if hostedItems[typ] {
 		return c.hosted(typ, f.param("type"))

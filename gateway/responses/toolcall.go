@@ -8,7 +8,8 @@ import (
 )
 
 // ToolCall adds one call the client must run: a function_call, or a custom_tool_call
-// or tool_search_call when the name is a custom tool's or the client tool search's.
+// or tool_search_call when the name is a custom tool's or the client tool search's, or
+// a shell_call, local_shell_call or apply_patch_call for a built-in (builtins.go).
 func (w *Writer) ToolCall(c oai.ToolCall) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -53,6 +54,15 @@ func (w *Writer) ToolCall(c oai.ToolCall) error {
 				str("call_id", callID).str("execution", "client").raw("arguments", a).done()
 		}
 		added, it.final = build("in_progress"), build("completed")
+	case "shell", "local_shell", "apply_patch":
+		prefix := map[string]string{"shell": "sh_", "local_shell": "lsh_", "apply_patch": "apc_"}[tn.Kind]
+		it.id = w.itemID(prefix, idx)
+		var ok bool
+		if it.final, ok = builtinItem(tn.Kind, it.id, callID, "completed", args); ok {
+			added, _ = builtinItem(tn.Kind, it.id, callID, "in_progress", args)
+			break
+		}
+		fallthrough // arguments not of the built-in's shape: a function_call the client can read
 	default:
 		it.kind = "function"
 		it.id = w.itemID("fc_", idx)

@@ -23,8 +23,7 @@ var hostedTools = map[string]bool{
 	"web_search": true, "web_search_preview": true, "web_search_preview_2025_03_11": true,
 	"web_search_2025_08_26": true, "file_search": true, "code_interpreter": true,
 	"computer_use_preview": true, "computer": true, "computer_use": true, "image_generation": true,
-	"mcp": true, "local_shell": true, "shell": true, "apply_patch": true,
-	"programmatic_tool_calling": true,
+	"mcp": true, "programmatic_tool_calling": true,
 }
 
 // customParameters is the chat function a custom tool becomes: one free-text input.
@@ -212,6 +211,9 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 			param: param,
 		}}, nil
 	}
+	if builtinTools[typ] {
+		return []chatTool{builtin(typ, param)}, nil
+	}
 	if hostedTools[typ] {
 		return d.hosted(typ, f.param("type"))
 	}
@@ -292,6 +294,8 @@ func (d *decoder) toolChoice(raw []byte) *door.Error {
 				allowed = append(allowed, choiceOf(d.resolve(name)))
 			case tt == "tool_search":
 				allowed = append(allowed, choiceOf(ToolSearchName))
+			case builtinTools[tt]:
+				allowed = append(allowed, choiceOf(tt))
 			case hostedTools[tt]:
 				if _, e := d.hosted(tt, tf.param("type")); e != nil {
 					return e
@@ -309,6 +313,10 @@ func (d *decoder) toolChoice(raw []byte) *door.Error {
 		}
 		inner := newObj(64).str("mode", mode).raw("tools", array(allowed)).done()
 		d.r.ToolChoice = newObj(len(inner)+48).str("type", "allowed_tools").raw("allowed_tools", inner).done()
+		return nil
+	}
+	if builtinTools[typ] {
+		d.r.ToolChoice = choiceOf(typ)
 		return nil
 	}
 	if hostedTools[typ] || typ == "tool_search" {
