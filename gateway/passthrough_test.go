@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +93,7 @@ func TestEndpoints_PassedAsSentAndCounted(t *testing.T) {
 		"/v1/rerank":      replyJSON(200, rerankAnswer),
 		"/v1/score":       replyJSON(200, rerankAnswer),
 	}))
-	gw := gatewayFor(t, up)
+	gw := gatewayFor(t, up, func(o *gateway.Options, _ *openaicompat.Options) { o.AdminKey = testAdminKey })
 	for _, c := range []struct {
 		endpoint, body, answer string
 		prompt, completion     float64
@@ -129,6 +130,36 @@ func TestEndpoints_PassedAsSentAndCounted(t *testing.T) {
 				t.Errorf("requests metric %v, want 1", got)
 			}
 		})
+	}
+
+	// The request log has each, with its tokens.
+	req, _ := http.NewRequest(http.MethodGet, gw.URL+"/admin/requests", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var log struct {
+		Data []struct {
+			Door, Model, Backend string
+			Status               int
+			PromptTokens         *int `json:"prompt_tokens"`
+			CompletionTokens     *int `json:"completion_tokens"`
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range log.Data {
+		if r.PromptTokens != nil && r.CompletionTokens != nil {
+			got[r.Door] = fmt.Sprintf("%s %s %d %d+%d", r.Model, r.Backend, r.Status, *r.PromptTokens, *r.CompletionTokens)
+		}
+	}
+	want := map[string]string{"embeddings": "m1 up 200 7+0", "completions": "m1 up 200 11+3", "rerank": "m1 up 200 23+0", "score": "m1 up 200 23+0"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("request log %v, want %v", got, want)
 	}
 }
 
