@@ -283,6 +283,9 @@ type WebSocket struct {
 	// IdleTimeout closes a socket with no message and no response running that long.
 	// Default 10m.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxPerKey is how many sockets one key may hold open at once (a 429 past it).
+	// Default 32.
+	MaxPerKey int `yaml:"max_per_key"`
 }
 
 // Tools configures the catalog.

@@ -129,6 +129,9 @@ func (c *Config) validate(file string) error {
 	if c.Server.MaxConnections < 0 { // durations and sizes the decoder keeps positive
 		return bad("server.max_connections", "must be positive")
 	}
+	if c.Doors.WebSocket.MaxPerKey < 0 {
+		return bad("doors.websocket.max_per_key", "must be positive (unset: %d)", 32)
+	}
 	for _, p := range c.Server.TrustedProxies {
 		if _, err := parsePrefix(p); err != nil {
 			return bad("server.trusted_proxies", "%q is neither an IP address nor a CIDR prefix (10.0.0.0/8)", p)

@@ -49,7 +49,7 @@ func newDoors(s *Server) doors {
 		chat:     chatAPI{host: h, known: s.planner.Known()},
 		messages: messagesAPI{host: h},
 		responses: &responsesAPI{host: h, store: s.responses, historyBytes: s.opt.HistoryBytes,
-			passOwners: newPassOwners(defaultPassOwners, s.opt.StoreTTL, s.now), sockets: &s.sockets, ws: s.opt.WebSocket, stopping: s.stopping},
+			passOwners: newPassOwners(defaultPassOwners, s.opt.StoreTTL, s.now), sockets: &s.sockets, perKey: newSocketCap(s.opt.SocketsPerKey), ws: s.opt.WebSocket, stopping: s.stopping},
 		models: modelsAPI{router: s.router, probeTimeout: s.opt.ProbeTimeout, log: s.log},
 	}
 }

@@ -197,6 +197,7 @@ type responsesAPI struct {
 	// by identity.
 	passOwners *passOwners
 	sockets    *wsock.Registry
+	perKey     *socketCap // open sockets per identity
 	ws         wsock.Options
 	stopping   context.Context // done once the server stops: no new socket
 }
@@ -295,8 +296,14 @@ func (a *responsesAPI) serveSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.host.log, ErrShuttingDown)
 		return
 	}
+	release, err := a.perKey.take(callerOf(r.Context()).name())
+	if err != nil {
+		writeError(w, a.host.log, err)
+		return
+	}
+	defer release()
 	base := r
-	err := a.sockets.Serve(w, r, a.ws, func(ctx context.Context, msg []byte, sess *wsock.Session) {
+	err = a.sockets.Serve(w, r, a.ws, func(ctx context.Context, msg []byte, sess *wsock.Session) {
 		a.socketMessage(ctx, base, msg, sess)
 	})
 	if err != nil {

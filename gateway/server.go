@@ -114,6 +114,10 @@ type Options struct {
 	// AdminKey guards /admin/, presented as Authorization: Bearer only. If empty, the
 	// admin API is off.
 	AdminKey string
+	// SocketsPerKey is how many Responses WebSockets one key (or, without keys, the one
+	// anonymous identity) may hold open at once; one more is a 429 before the upgrade. If
+	// zero, DefaultSocketsPerKey; negative, no cap.
+	SocketsPerKey int
 	// TrustedProxies are TLS-terminating proxies whose X-Forwarded-Proto: https makes
 	// the dashboard's session cookie Secure (observe.Options).
 	TrustedProxies []netip.Prefix

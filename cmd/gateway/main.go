@@ -240,6 +240,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		StoreTTL:          time.Duration(cfg.Doors.StoreTTL),
 		KeepaliveInterval: time.Duration(cfg.Server.KeepaliveInterval), // config.Off is negative: none
 		LateStreams:       cfg.Server.EarlyEvents == "off",
+		SocketsPerKey:     cfg.Doors.WebSocket.MaxPerKey,
 		WebSocket: wsock.Options{
 			MaxMessageBytes: int64(cfg.Doors.WebSocket.MaxMessageBytes),
 			SendQueueBytes:  int64(cfg.Doors.WebSocket.SendQueueBytes),
