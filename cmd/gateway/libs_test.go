@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,25 +35,37 @@ import (
 // libsDir holds the pinned libraries and one script per library.
 const libsDir = "testdata/libs"
 
-// libCase is one library run: what it asks, the call forced on the engine, what the
-// tool returns and the answer forced once the result is in the prompt.
+// libCase is one library run: what it asks, the call forced on the engine (a tool with
+// arguments), what the tool returns and the answer forced once the result is in the
+// prompt; sent, when set, is an input item type the library's second request must hold.
 type libCase struct {
 	key, ask, result, answer string
+	tool, args, sent         string
 	call                     *forcedCall
 
 	mu       sync.Mutex
 	answered int // the /completion that was made to answer; -1 until then
 }
 
+// newLibCase is the case key of the library's own tool, lookup_code, called with
+// {"key": key}.
 func newLibCase(key string) *libCase {
+	return newLibCaseOf(key, "lookup_code", `{"key": "`+key+`"}`)
+}
+
+// newLibCaseOf is the case key whose forced call is tool with args (a JSON object that
+// names key somewhere).
+func newLibCaseOf(key, tool, args string) *libCase {
 	c := &libCase{
 		key:      key,
-		ask:      "Which code word is filed under " + key + "? Use lookup_code.",
+		ask:      "Which code word is filed under " + key + "? Use " + tool + ".",
 		result:   "The code word filed under " + key + " is Zephyrine.",
 		answer:   "It is Zephyrine (" + key + ").",
+		tool:     tool,
+		args:     args,
 		answered: -1,
 	}
-	c.call = newForcedCall(c.ask, "lookup_code", `{"key": "`+key+`"}`)
+	c.call = newForcedCall(c.ask, tool, args)
 	return c
 }
 
@@ -155,7 +169,12 @@ type libResult struct {
 // the engine's side (checkLoop).
 func (r *libRig) run(t *testing.T, node, door, key, script string, args ...string) {
 	t.Helper()
-	c := newLibCase(key)
+	r.runCase(t, node, door, newLibCase(key), script, args...)
+}
+
+// runCase is run for the case c.
+func (r *libRig) runCase(t *testing.T, node, door string, c *libCase, script string, args ...string) {
+	t.Helper()
 	r.mu.Lock()
 	r.cur = c
 	r.mu.Unlock()
@@ -183,8 +202,15 @@ func (r *libRig) run(t *testing.T, node, door, key, script string, args ...strin
 	if len(calls) < 2 {
 		t.Errorf("the library made %d requests of the gateway, want two at least", len(calls))
 	}
-	if len(res.Executed) != 1 || len(res.Executed[0]) != 1 || res.Executed[0]["key"] != key {
-		t.Errorf("the tool ran with %v, want once with {key: %q}", res.Executed, key)
+	var want map[string]any
+	if err := json.Unmarshal([]byte(c.args), &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Executed) != 1 || !reflect.DeepEqual(res.Executed[0], want) {
+		t.Errorf("the tool ran with %v, want once with %s", res.Executed, c.args)
+	}
+	if c.sent != "" && !slices.ContainsFunc(calls, func(fc frontCall) bool { return bytes.Contains(fc.Req, []byte(`"type":"`+c.sent+`"`)) }) {
+		t.Errorf("no request of the library held a %s item", c.sent)
 	}
 	if res.Text != c.answer {
 		t.Errorf("the library's final text is %q, want %q (%d model turns)", res.Text, c.answer, res.Steps)
@@ -201,7 +227,7 @@ func (r *libRig) checkLoop(t *testing.T, c *libCase) {
 	t.Helper()
 	forced := c.call.forced()
 	if forced < 0 {
-		t.Fatalf("no /completion held %q with lookup_code declared: the call was never forced; gateway log:\n%s", c.ask, r.logs.String())
+		t.Fatalf("no /completion held %q with %s declared: the call was never forced; gateway log:\n%s", c.ask, c.tool, r.logs.String())
 	}
 	if fc, ok := awaitWire(r.wire, forced, "/completion", func(w wireCall) bool { return w.seq == forced }); !ok {
 		t.Fatalf("the forced /completion #%d was never answered", forced)
@@ -213,19 +239,19 @@ func (r *libRig) checkLoop(t *testing.T, c *libCase) {
 			t.Errorf("/completion #%d, before the forced call #%d, already held the tool's result", w.seq, forced)
 		}
 	}
-	call := `{"name": "lookup_code", "arguments": {"key": "` + c.key + `"}}`
+	call := `{"name": "` + c.tool + `", "arguments": `
 	var prompt string
 	applied, ok := awaitWire(r.wire, forced, "/apply-template", func(w wireCall) bool {
 		p := appliedPrompt(t, w)
 		callAt, respAt := strings.Index(p, call), strings.Index(p, "<tool_response>\n")
-		if callAt >= 0 && respAt > callAt && strings.Contains(p[respAt:], c.result) {
+		if callAt >= 0 && respAt > callAt && strings.Contains(p[callAt:respAt], c.key) && strings.Contains(p[respAt:], c.result) {
 			prompt = p
 			return true
 		}
 		return false
 	})
 	if !ok {
-		t.Fatalf("no prompt after the forced call #%d holds the call %s and then a tool response with the result; gateway log:\n%s",
+		t.Fatalf("no prompt after the forced call #%d holds the call %s… naming the key and then a tool response with the result; gateway log:\n%s",
 			forced, call, r.logs.String())
 	}
 	answered := c.answeredSeq()
@@ -285,5 +311,70 @@ func TestLibs_AgentsSDK(t *testing.T) {
 				r.run(t, node, doors[api], fmt.Sprintf("agents-%s-%s", api, mode), "agents.mjs", api, mode)
 			})
 		}
+	}
+}
+
+// TestLibs_AgentsSDKBuiltins: the Agents SDK's client-run built-ins on Responses, whole
+// and streamed: shellTool (its Shell gets the forced commands) and applyPatchTool (its
+// Editor gets the forced create_file operation). The gateway offers each to the engine
+// as a function, writes the engine's call as a shell_call or apply_patch_call, and reads
+// the SDK's shell_call_output or apply_patch_call_output back into the engine's prompt.
+//
+// Unforced, the gateway's own grammar reaches the engine: apply_patch forced by
+// tool_choice, the /completion carries the diff's grammar, which llama-server takes
+// (it answers a completion, not an error), and a whole apply_patch_call that comes back
+// has a diff in that language.
+func TestLibs_AgentsSDKBuiltins(t *testing.T) {
+	node := nodetest.Node(t, libsDir)
+	r := newLibRig(t)
+	t.Run("apply_patch/grammar", func(t *testing.T) {
+		from := r.wire.len()
+		resp, raw := postJSON(t, r.base+"/v1/responses", `{"model":"`+r.ls.Model+`","input":"Patch it.","max_output_tokens":160,`+
+			`"tools":[{"type":"apply_patch"}],"tool_choice":{"type":"apply_patch"}}`)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d: %s", resp.StatusCode, raw)
+		}
+		got := r.wire.awaitSome(from, "/completion")
+		if len(got) != 1 || !bytes.Contains(got[0].req, []byte("End of File")) || !bytes.Contains(got[0].resp, []byte(`"stop_type"`)) {
+			t.Fatalf("the engine's /completion (%d) did not carry the diff grammar or was not answered: %.400s … %.400s", len(got), got[0].req, got[0].resp)
+		}
+		var out struct {
+			Output []struct {
+				Type      string `json:"type"`
+				Operation struct {
+					Type, Path string
+					Diff       *string
+				} `json:"operation"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Output {
+			if it.Type != "apply_patch_call" || it.Operation.Diff == nil {
+				continue
+			}
+			for _, line := range strings.SplitAfter(*it.Operation.Diff, "\n") {
+				if line != "" && !strings.HasSuffix(line, "\n") || line != "" && !strings.ContainsAny(line[:1], "@+- *") {
+					t.Errorf("the diff's line %q is outside the V4A grammar", line)
+				}
+			}
+			t.Logf("the engine wrote an apply_patch_call %s %q with a diff of %d bytes", it.Operation.Type, it.Operation.Path, len(*it.Operation.Diff))
+		}
+		t.Logf("output: %.600s", raw)
+	})
+	for _, mode := range []string{"run", "stream"} {
+		t.Run("shell/"+mode, func(t *testing.T) {
+			key := "agents-shell-" + mode
+			c := newLibCaseOf(key, "shell", `{"commands": ["echo `+key+`"]}`)
+			c.sent = "shell_call_output"
+			r.runCase(t, node, "/v1/responses", c, "agents.mjs", "responses", mode, "shell")
+		})
+		t.Run("apply_patch/"+mode, func(t *testing.T) {
+			key := "agents-patch-" + mode
+			c := newLibCaseOf(key, "apply_patch", `{"type": "create_file", "path": "`+key+`.txt", "diff": "+hello\n"}`)
+			c.sent = "apply_patch_call_output"
+			r.runCase(t, node, "/v1/responses", c, "agents.mjs", "responses", mode, "apply_patch")
+		})
 	}
 }
