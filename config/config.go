@@ -266,6 +266,18 @@ type Doors struct {
 	StoreBytes ByteSize `yaml:"store_bytes"`
 	// StoreTTL is how long a stored response is kept. Default 1h.
 	StoreTTL Duration `yaml:"store_ttl"`
+	// HistoryBytes bounds the conversation one chain of responses may hold
+	// (previous_response_id's history, or a WebSocket's last response, with the new
+	// input): past it a request, a warm-up (generate: false) included, is refused with a
+	// 400 history_too_large. Default 32MiB.
+	HistoryBytes ByteSize `yaml:"history_bytes"`
+	// BetaFlags are the OpenAI-Beta and Anthropic-Beta flags a request passed to an
+	// upstream that speaks its door (a Responses request to an openai backend, a
+	// Messages request to an anthropic one) may carry; others are left out with an
+	// X-Maskgate-Warning header, or refused (400) under hosted_tools: refuse. Unset: the
+	// gateway's list of flags that reach nothing on the operator's account
+	// (gateway.DefaultBetaFlags); [] passes none.
+	BetaFlags []string `yaml:"beta_flags"`
 	// WebSocket bounds the Responses API's WebSocket mode.
 	WebSocket WebSocket `yaml:"websocket"`
 }

@@ -238,6 +238,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		HostedTools:       cfg.Doors.HostedTools,
 		StoreBytes:        int64(cfg.Doors.StoreBytes),
 		StoreTTL:          time.Duration(cfg.Doors.StoreTTL),
+		HistoryBytes:      int64(cfg.Doors.HistoryBytes),
+		BetaFlags:         cfg.Doors.BetaFlags,
 		KeepaliveInterval: time.Duration(cfg.Server.KeepaliveInterval), // config.Off is negative: none
 		LateStreams:       cfg.Server.EarlyEvents == "off",
 		SocketsPerKey:     cfg.Doors.WebSocket.MaxPerKey,
