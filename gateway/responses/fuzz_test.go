@@ -20,6 +20,18 @@ var fuzzSeeds = []string{
 	`{"model":"m","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}},"reasoning":{"effort":"low"},"max_output_tokens":9,"temperature":0,"metadata":{}}`,
 	`{"model":"m","input":[{"type":"web_search_call","id":"w"},{"type":"item_reference","id":"i"}]}`,
 	`{"model":"m","input":[{"type":"additional_tools","tools":[{"type":"function","name":"late"}]}],"tool_choice":{"type":"function","name":"late"}}`,
+	`{"model":"m","input":[{"role":"user","content":"q"},{"id":"j"},{"type":"function_call_output","call_id":"c","output":"o"},{"type":"item_reference","id":"x"}]}`,
+}
+
+// fuzzReferences resolves the fuzz bodies' item_references: "i" a message, "j" a call.
+func fuzzReferences(id string) (json.RawMessage, *door.Error) {
+	switch id {
+	case "i":
+		return json.RawMessage(`{"id":"i","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"a"}]}`), nil
+	case "j":
+		return json.RawMessage(`{"id":"j","type":"function_call","status":"completed","call_id":"c","name":"f","arguments":"{}"}`), nil
+	}
+	return nil, nil
 }
 
 // FuzzDecode: Decode never panics; what it accepts makes a valid chat body, and a
@@ -29,7 +41,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, refuse bool) {
-		opt := Options{}
+		opt := Options{Reference: fuzzReferences}
 		if refuse {
 			opt.Hosted = "refuse"
 		}
@@ -101,6 +113,30 @@ func FuzzDecodeCompaction(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if sum, ok := DecodeCompaction(s); ok && EncodeCompaction(sum) != s {
 			t.Fatalf("%q decodes as %q, which encodes as %q", s, sum, EncodeCompaction(sum))
+		}
+	})
+}
+
+// FuzzInputItem: a stored input item, listed, is still a JSON object with a string id.
+func FuzzInputItem(f *testing.F) {
+	for _, s := range []string{`{"role":"user","content":"hi"}`, `{"type":"message","role":"assistant","content":"a","id":"msg_1"}`,
+		`{"type":"function_call_output","call_id":"c","output":"o"}`, `{"type":null,"role":"developer","content":[{"type":"input_text","text":"x"}],"status":null}`,
+		`{"id":5,"type":"reasoning","summary":[]}`, `{}`} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, item []byte, i int) {
+		if _, err := oai.ParseObject(item); err != nil {
+			return // the decoder keeps objects only
+		}
+		out := InputItem("resp_0123456789abcdef01234567", i, item)
+		var v struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%s listed as %s: %v", item, out, err)
+		}
+		if ItemID(out) == "" {
+			t.Fatalf("%s listed without an id: %s", item, out)
 		}
 	})
 }
