@@ -46,3 +46,23 @@ func TestDecode_PDFDocumentsBecomeTextOrANote(t *testing.T) {
 		t.Errorf("warning paths (-want +got):\n%s", d)
 	}
 }
+
+// TestDecode_PDFsPerRequestBounded: seventeen PDFs in one request (a conversation that
+// carries its documents in history sends them every turn) were all read; now the first
+// sixteen are and the seventeenth gets the note and a warning.
+func TestDecode_PDFsPerRequestBounded(t *testing.T) {
+	pdf := base64.StdEncoding.EncodeToString(pdftest.MinimalPDF("BT /F1 12 Tf (Invoice 42) Tj ET"))
+	doc := `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` + pdf + `"}}`
+	body := req(`[{"role":"user","content":[` + strings.Repeat(doc+",", 17) + `{"type":"text","text":"sum these"}]}]`)
+	r, derr := Decode([]byte(body), Options{})
+	if derr != nil {
+		t.Fatalf("refused: %v", derr)
+	}
+	msg := string(r.Messages[len(r.Messages)-1])
+	if n := strings.Count(msg, "Invoice 42"); n != 16 {
+		t.Errorf("%d documents read, want 16", n)
+	}
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "messages.0.content.16: ") || !strings.Contains(r.Warnings[0], "more than 16 PDFs") {
+		t.Errorf("warnings %q, want one on the seventeenth document", r.Warnings)
+	}
+}

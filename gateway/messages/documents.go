@@ -73,7 +73,7 @@ func (t *translator) document(p string, o *oai.Object) ([]part, *door.Error) {
 		if isString(mt) && unquote(mt) != "application/pdf" {
 			return nil, bad(p+".source.media_type", "a base64 document must be application/pdf, got %q; send text as a text source", unquote(mt))
 		}
-		s, ok := pdftext.FromBase64(unquote(data), documentName(o), t.opt.PDF)
+		s, ok := t.pdf.FromBase64(unquote(data), documentName(o))
 		if !ok {
 			t.r.Warnings = append(t.r.Warnings, p+": "+s)
 		}

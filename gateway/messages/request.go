@@ -189,7 +189,7 @@ func decode(body []byte, opt Options, count bool) (*Request, *door.Error) {
 		return nil, bad("", "request body must be a JSON object")
 	}
 	r := &Request{}
-	t := &translator{opt: opt, r: r}
+	t := &translator{opt: opt, r: r, pdf: pdftext.NewBudget(opt.PDF)}
 
 	raw, ok := o.Get("model")
 	if !ok || isNull(raw) {

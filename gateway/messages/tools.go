@@ -4,12 +4,14 @@ import (
 	"strconv"
 
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 )
 
 // translator holds what one Decode has learnt so far.
 type translator struct {
 	opt Options
 	r   *Request
+	pdf *pdftext.Budget // what the request's PDFs may still cost
 	// custom is the set of custom tool names; server maps a server tool's name to its type.
 	custom map[string]bool
 	server map[string]string

@@ -37,6 +37,12 @@ type Limits struct {
 	// pages here, and at points of its own parsing), a second line behind MaxObjects.
 	// If 0, 10 seconds.
 	MaxTime time.Duration
+	// MaxDocuments is how many PDFs one request may have read (Budget); the rest get a
+	// note. If 0, 16.
+	MaxDocuments int
+	// MaxTotalTime bounds the reading of all of one request's PDFs together (Budget).
+	// If 0, 30 seconds.
+	MaxTotalTime time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -57,6 +63,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxTime <= 0 {
 		l.MaxTime = 10 * time.Second
+	}
+	if l.MaxDocuments <= 0 {
+		l.MaxDocuments = 16
+	}
+	if l.MaxTotalTime <= 0 {
+		l.MaxTotalTime = 30 * time.Second
 	}
 	return l
 }

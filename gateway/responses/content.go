@@ -246,7 +246,7 @@ func (d *decoder) file(pf fields, param string) (string, *door.Error) {
 	}
 	switch {
 	case mt == "application/pdf":
-		text, ok := pdftext.FromBase64(data, name, d.r.opt.PDF)
+		text, ok := d.pdf.FromBase64(data, name)
 		if !ok {
 			return leftOut(text)
 		}

@@ -179,7 +179,7 @@ func Decode(body []byte, opt Options) (*Request, *door.Error) {
 		return nil, e
 	}
 
-	d := &decoder{r: r, opt: opt}
+	d := &decoder{r: r, opt: opt, pdf: pdftext.NewBudget(opt.PDF)}
 	if tools, e := f.rawArray("tools"); e != nil {
 		return nil, e
 	} else if tools != nil {
@@ -320,7 +320,7 @@ func (r *Request) checkParams() *door.Error {
 // (their Request.Loaded), before those this request's input loads, so a call to one maps
 // back and the engine can call it. Names already defined are skipped.
 func (r *Request) LoadTools(tools []json.RawMessage) *door.Error {
-	d := &decoder{r: r, opt: r.opt}
+	d := &decoder{r: r, opt: r.opt, pdf: pdftext.NewBudget(r.opt.PDF)}
 	for i, t := range tools {
 		ts, e := d.tool(t, indexed("previous_tools", i), "")
 		if e != nil {

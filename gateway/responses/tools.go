@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/maskgate/maskgate/gateway/door"
+	"github.com/maskgate/maskgate/gateway/pdftext"
 	"github.com/maskgate/maskgate/masking"
 	"github.com/maskgate/maskgate/masking/lark"
 )
@@ -14,6 +15,7 @@ type decoder struct {
 	r   *Request
 	opt Options
 	c   conv
+	pdf *pdftext.Budget // what the request's PDFs may still cost
 }
 
 func indexed(param string, i int) string { return fmt.Sprintf("%s[%d]", param, i) }
