@@ -242,3 +242,23 @@ func TestPass_BetaFlagsAndResponseHeadersByList(t *testing.T) {
 		})
 	}
 }
+
+// A streamed pass records its response's id too (read from response.created): its
+// caller may continue it, another key may not.
+func TestPass_StreamedResponseIsTheCallersOwn(t *testing.T) {
+	up := newNativeUpstream(t, nativeResponsesResp, nativeResponsesStream)
+	gw := nativeGateway(t, openaiPass(t, up.URL), nil)
+	if status, _, out := call(t, gw, "POST", "/v1/responses", carolKey, `{"model":"gpt-x","input":"hi","stream":true}`); status != 200 || out != nativeResponsesStream {
+		t.Fatalf("carol's stream: %d %s", status, out)
+	}
+	status, _, out := call(t, gw, "POST", "/v1/responses", bobKey, `{"model":"gpt-x","input":"go on","previous_response_id":"resp_2"}`)
+	if status != 400 || !strings.Contains(out, "previous_response_not_found") {
+		t.Errorf("bob continuing carol's streamed response: %d %s", status, out)
+	}
+	if status, _, out := call(t, gw, "POST", "/v1/responses", carolKey, `{"model":"gpt-x","input":"go on","previous_response_id":"resp_2"}`); status != 200 {
+		t.Errorf("carol continuing her own: %d %s", status, out)
+	}
+	if len(up.bodies) != 2 {
+		t.Errorf("the upstream got %d requests, want carol's 2", len(up.bodies))
+	}
+}

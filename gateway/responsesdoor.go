@@ -386,12 +386,14 @@ func (d *responsesDoor) inspect(data []byte, u *oai.Usage) bool {
 			d.relayedSeq = n
 		}
 	}
-	if r, ok := obj.Get("response"); ok {
+	// The response: an event's (response.created first), or the whole answer.
+	r, inEvent := obj.Get("response")
+	if inEvent {
 		if obj, err = oai.ParseObject(r); err != nil {
 			return false
 		}
 	}
-	if d.passedID == "" && strMember(obj.Bytes(), "object") == "response" {
+	if d.passedID == "" && (inEvent || strMember(obj.Bytes(), "object") == "response") {
 		d.passedID = strMember(obj.Bytes(), "id")
 	}
 	raw, ok := obj.Get("usage")
