@@ -378,3 +378,26 @@ func TestLibs_AgentsSDKBuiltins(t *testing.T) {
 		})
 	}
 }
+
+// TestLibs_AISDKBuiltins: the AI SDK's OpenAI built-ins on its Responses provider,
+// generateText and streamText: openai.tools.shell, localShell and applyPatch, each
+// executed by the SDK with the forced call's action or operation, its output sent back
+// as the built-in's output item and read into the engine's next prompt.
+func TestLibs_AISDKBuiltins(t *testing.T) {
+	node := nodetest.Node(t, libsDir)
+	r := newLibRig(t)
+	for _, mode := range []string{"generate", "stream"} {
+		for _, b := range []struct{ name, args string }{
+			{"shell", `{"commands": ["echo KEY"]}`},
+			{"local_shell", `{"command": ["echo", "KEY"]}`},
+			{"apply_patch", `{"type": "create_file", "path": "KEY.txt", "diff": "+hello\n"}`},
+		} {
+			t.Run(b.name+"/"+mode, func(t *testing.T) {
+				key := "aisdk-" + strings.ReplaceAll(b.name, "_", "-") + "-" + mode
+				c := newLibCaseOf(key, b.name, strings.ReplaceAll(b.args, "KEY", key))
+				c.sent = b.name + "_call_output"
+				r.runCase(t, node, "/v1/responses", c, "aisdk.mjs", "responses", mode, b.name)
+			})
+		}
+	}
+}

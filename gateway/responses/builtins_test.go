@@ -168,3 +168,26 @@ func FuzzBuiltinItem(f *testing.F) {
 		}
 	})
 }
+
+// TestBuiltins_ItemsNameTheirResponse: a built-in's call item id names its response, so
+// that a client's item_reference to it (the AI SDK's, with store: true) is found.
+func TestBuiltins_ItemsNameTheirResponse(t *testing.T) {
+	const id = "resp_0123456789abcdef01234567"
+	w := NewWriter(nil, false, id, mustDecode(t, builtinRequest+`}`, Options{}))
+	_ = w.ToolCall(call("c1", "shell", `{"commands":["ls"]}`))
+	_ = w.ToolCall(call("c2", "local_shell", `{"command":["ls"]}`))
+	_ = w.ToolCall(call("c3", "apply_patch", `{"type":"delete_file","path":"a"}`))
+	_ = w.End("tool_calls", nil)
+	var body struct {
+		Output []struct{ ID, Type string } `json:"output"`
+	}
+	if err := json.Unmarshal(w.Body(), &body); err != nil || len(body.Output) != 3 {
+		t.Fatalf("body %s: %v", w.Body(), err)
+	}
+	for i, want := range []string{"shell_call", "local_shell_call", "apply_patch_call"} {
+		it := body.Output[i]
+		if it.Type != want || ItemResponse(it.ID) != id || OutputItem(w.Body(), it.ID) == nil {
+			t.Errorf("item %d: %s %s names response %q", i, it.Type, it.ID, ItemResponse(it.ID))
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 // item, when store is true) names the response to read it from.
 
 // itemPrefixes are the prefixes of the output items' ids.
-var itemPrefixes = []string{"msg_", "rs_", "fc_", "ctc_", "tsc_"}
+var itemPrefixes = []string{"msg_", "rs_", "fc_", "ctc_", "tsc_", "sh_", "lsh_", "apc_"}
 
 // responsePart is what of a response id its items' ids carry: the gateway's own ids'
 // 24 hex digits, or for another id (a test's) a digest of it, which names nothing.

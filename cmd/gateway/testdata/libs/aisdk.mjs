@@ -8,18 +8,22 @@
 //   compatible         @ai-sdk/openai-compatible: Chat Completions
 //   anthropic          @ai-sdk/anthropic: the Messages API
 //
-//   BASE_URL=http://127.0.0.1:8080 MODEL=m ASK='…' RESULT='…' node aisdk.mjs <provider> <generate|stream>
+// A third argument, shell, local_shell or apply_patch, gives the model that OpenAI
+// built-in instead (openai.tools.shell, localShell, applyPatch; the responses provider
+// only), whose execute records what it was asked and answers RESULT.
+//
+//   BASE_URL=http://127.0.0.1:8080 MODEL=m ASK='…' RESULT='…' node aisdk.mjs <provider> <generate|stream> [builtin]
 //
 // It prints one JSON object on stdout: the arguments each execute got, the final text,
 // the finish reason and the number of steps; an SDK error prints {"error":{...}} and
 // exits 1. cmd/gateway/libs_test.go runs it.
 import { generateText, streamText, stepCountIs, tool } from 'ai';
-import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAI, openai } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { z } from 'zod';
 
-const [provider, mode] = process.argv.slice(2);
+const [provider, mode, builtin] = process.argv.slice(2);
 const base = process.env.BASE_URL + '/v1';
 const name = process.env.MODEL;
 const apiKey = 'sk-maskgate-test';
@@ -35,19 +39,41 @@ if (!model) {
 }
 
 const executed = [];
-const tools = {
+const result = process.env.RESULT;
+// The built-ins record the call in the shape of its chat arguments.
+const builtins = {
+  shell: () => openai.tools.shell({
+    execute: async ({ action }) => {
+      executed.push({ commands: action.commands });
+      return { output: [{ stdout: result, stderr: '', outcome: { type: 'exit', exitCode: 0 } }] };
+    },
+  }),
+  local_shell: () => openai.tools.localShell({
+    execute: async ({ action }) => {
+      executed.push({ command: action.command });
+      return { output: result };
+    },
+  }),
+  apply_patch: () => openai.tools.applyPatch({
+    execute: async ({ operation }) => {
+      executed.push(operation);
+      return { status: 'completed', output: result };
+    },
+  }),
+};
+const tools = builtin ? { [builtin]: builtins[builtin]() } : {
   lookup_code: tool({
     description: 'Looks up the code word filed under a key.',
     inputSchema: z.object({ key: z.string() }),
     execute: async (input) => {
       executed.push(input);
-      return process.env.RESULT;
+      return result;
     },
   }),
 };
 
 try {
-  const opts = { model, tools, stopWhen: stepCountIs(3), maxRetries: 0, maxOutputTokens: 64, prompt: process.env.ASK };
+  const opts = { model, tools, stopWhen: stepCountIs(3), maxRetries: 0, maxOutputTokens: 256, prompt: process.env.ASK };
   let text, finishReason, steps;
   if (mode === 'stream') {
     let failure;
