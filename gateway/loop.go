@@ -142,6 +142,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 	var total oai.Usage
 	haveUsage := false
 	var rd *round
+	ran := 0 // calls the gateway answered itself, for max_tool_calls
 	for n := 0; ; n++ {
 		body := q.body
 		if managed {
@@ -202,6 +203,12 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		msg, calls := rd.message()
 		if len(calls) == 0 || !s.needsRound(p, calls) {
 			break
+		}
+		if k := builtinCalls(p, calls); q.maxToolCalls != nil && k > 0 && ran+k > *q.maxToolCalls {
+			ignoreBuiltin(p, rd) // max_tool_calls spent: the turn ends here
+			break
+		} else {
+			ran += k
 		}
 		if n >= p.Profile().MaxRounds {
 			if err := p.Keep(ctx); err != nil {

@@ -66,6 +66,9 @@ type request struct {
 	// effort is the client's reasoning switch where the chat body cannot carry it
 	// (Messages' thinking), for backends.Request.ReasoningEffort.
 	effort string
+	// maxToolCalls bounds the calls the gateway runs itself in one answer (Responses'
+	// max_tool_calls); nil for none.
+	maxToolCalls *int
 }
 
 // serve is every door's handler: admission, the pipeline, and the bookkeeping.
@@ -195,6 +198,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		return err
 	}
 	env = q.env
+	q.maxToolCalls = toolCallLimit(d)
 	plan, err := s.planner.Plan(r.Context(), planInput(r, q, rt.up, s.unscopedThreads))
 	if err != nil {
 		return err

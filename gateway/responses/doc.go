@@ -110,7 +110,17 @@
 //     responses and puts their history first); truncation ("auto" sets
 //     Request.Truncate: the gateway drops the oldest messages to fit a known context
 //     window; "disabled", the default; any other value a 400).
-//   - Checked and not honoured: include, service_tier, max_tool_calls,
+//   - max_tool_calls (Request.MaxToolCalls): as OpenAI's bound on its built-in tools,
+//     the bound on the calls the gateway answers itself in one response (its
+//     meta-tools and the tools it runs); past it the model's further calls are ignored
+//     and the turn ends with what it wrote. Function calls the client runs are not
+//     counted.
+//   - include: "reasoning.encrypted_content" (Request.EncryptedReasoning) gives each
+//     reasoning item an encrypted_content the gateway reads back (EncodeReasoning: the
+//     text sealed as a compaction's summary is, "mgr1."), so a client that keeps no
+//     state and sends reasoning back only that way (the AI SDK with store: false)
+//     gives the engine its reasoning in history; other values are accepted and ignored.
+//   - Checked and not honoured: service_tier,
 //     top_logprobs (no logprobs are produced).
 //   - Refused with a 400 naming the param: background, conversation, prompt.
 //

@@ -20,8 +20,16 @@ type Request struct {
 	// Truncate is truncation: "auto": the oldest input may be dropped so that the
 	// request fits the model's context window (the gateway does it where it knows the
 	// window); "disabled", the default, leaves a request that does not fit a 400.
-	Truncate           bool
+	Truncate bool
+	// MaxToolCalls is max_tool_calls: how many calls to tools the gateway runs itself
+	// (OpenAI's built-in tools) the response may make; -1 when absent or null.
+	MaxToolCalls int
+
 	PreviousResponseID string
+	// EncryptedReasoning is include's "reasoning.encrypted_content": each reasoning
+	// item of the answer carries its text sealed (EncodeReasoning), for a client that
+	// keeps no state (store: false) and sends reasoning back only that way.
+	EncryptedReasoning bool
 	PromptCacheKey     string
 	User               string          // "user", or "safety_identifier" when user is absent
 	Metadata           json.RawMessage // raw; nil when absent or null
@@ -132,7 +140,7 @@ func Decode(body []byte, opt Options) (*Request, *door.Error) {
 		return nil, bad("", "invalid_type", "The request body must be a JSON object.")
 	}
 	f := fields{o: o}
-	r := &Request{src: f, Store: true, opt: opt}
+	r := &Request{src: f, Store: true, opt: opt, MaxToolCalls: -1}
 	var e *door.Error
 	if r.Model, e = f.need("model"); e != nil {
 		return nil, e
@@ -234,6 +242,9 @@ func (r *Request) checkParams() *door.Error {
 		if v != nil && (json.Unmarshal(v, &n) != nil || n < 0 || (n == 0 && k == "max_output_tokens")) {
 			return invalid(k, "Invalid '%s': expected a positive integer, got %s.", k, v)
 		}
+		if k == "max_tool_calls" && v != nil {
+			r.MaxToolCalls = int(min(n, 1<<20))
+		}
 	}
 	if _, e := f.rawBool("parallel_tool_calls"); e != nil {
 		return e
@@ -250,8 +261,16 @@ func (r *Request) checkParams() *door.Error {
 	default:
 		return invalid("truncation", "Invalid value: %s. Supported values are: 'auto' and 'disabled'.", t)
 	}
-	if _, e := f.rawArray("include"); e != nil {
+	if inc, e := f.rawArray("include"); e != nil {
 		return e
+	} else if inc != nil {
+		for j, v := range elements(inc) {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return invalid(indexed("include", j), "Invalid type for 'include[%d]': expected a string.", j)
+			}
+			r.EncryptedReasoning = r.EncryptedReasoning || s == "reasoning.encrypted_content"
+		}
 	}
 	if rs, e := f.rawObject("reasoning"); e != nil {
 		return e
