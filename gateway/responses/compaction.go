@@ -21,15 +21,31 @@ const CompactionPrompt = "Summarize the conversation so far for your own later u
 // compactionPrefix starts the user message a compaction item becomes.
 const compactionPrefix = "Summary of the conversation so far:\n\n"
 
+// reasoningFormat starts a reasoning item's encrypted_content, sealed as a compaction's
+// summary is: the reasoning text, readable back by any gateway, checked, not secret (it
+// is the model's own text, which the client could have asked for as content).
+const reasoningFormat = "mgr1."
+
 // EncodeCompaction is the encrypted_content that carries summary.
-func EncodeCompaction(summary string) string {
-	return compactionFormat + base64.RawURLEncoding.EncodeToString([]byte(summary)) + "." + compactionCheck(summary)
-}
+func EncodeCompaction(summary string) string { return seal(compactionFormat, summary) }
 
 // DecodeCompaction reads an encrypted_content that EncodeCompaction wrote; false for any
 // other (OpenAI's own ciphertext, another gateway's format, a damaged one).
-func DecodeCompaction(s string) (string, bool) {
-	rest, ok := strings.CutPrefix(s, compactionFormat)
+func DecodeCompaction(s string) (string, bool) { return unseal(compactionFormat, s) }
+
+// EncodeReasoning is the encrypted_content of a reasoning item whose text is text.
+func EncodeReasoning(text string) string { return seal(reasoningFormat, text) }
+
+// DecodeReasoning reads an encrypted_content that EncodeReasoning wrote; false for any
+// other.
+func DecodeReasoning(s string) (string, bool) { return unseal(reasoningFormat, s) }
+
+func seal(format, text string) string {
+	return format + base64.RawURLEncoding.EncodeToString([]byte(text)) + "." + sealCheck(format, text)
+}
+
+func unseal(format, s string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, format)
 	if !ok {
 		return "", false
 	}
@@ -38,15 +54,15 @@ func DecodeCompaction(s string) (string, bool) {
 		return "", false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(b64)
-	if err != nil || compactionCheck(string(b)) != check {
+	if err != nil || sealCheck(format, string(b)) != check {
 		return "", false
 	}
 	return string(b), true
 }
 
-func compactionCheck(summary string) string {
+func sealCheck(format, text string) string {
 	h := sha256.New()
-	h.Write([]byte(compactionFormat))
-	h.Write([]byte(summary))
+	h.Write([]byte(format))
+	h.Write([]byte(text))
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }

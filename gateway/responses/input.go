@@ -206,11 +206,20 @@ func (c *conv) item(param string, raw []byte) *door.Error {
 		if _, e := f.rawArray("summary"); e != nil {
 			return e
 		}
-		if _, e := f.rawStr("encrypted_content"); e != nil {
+		enc, e := f.rawStr("encrypted_content")
+		if e != nil {
 			return e
 		}
 		if content == nil {
-			return nil // only a summary or encrypted content: nothing the engine can read
+			// The gateway's own sealed text (include: reasoning.encrypted_content) is read
+			// back; a summary or another's ciphertext is nothing the engine can read.
+			var sealed string
+			if enc != nil && json.Unmarshal(enc, &sealed) == nil {
+				if text, ok := DecodeReasoning(sealed); ok && text != "" {
+					c.assistantText(text, true)
+				}
+			}
+			return nil
 		}
 		var text strings.Builder
 		has := false

@@ -265,8 +265,12 @@ func (w *Writer) itemJSON(it *outItem, status string) []byte {
 	if status != "in_progress" {
 		content = array([][]byte{reasoningText(text)})
 	}
-	return newObj(len(content)+200).str("id", it.id).str("type", "reasoning").raw("summary", []byte("[]")).
-		raw("content", content).done()
+	o := newObj(len(content)+200).str("id", it.id).str("type", "reasoning").raw("summary", []byte("[]")).
+		raw("content", content)
+	if w.r.EncryptedReasoning && status != "in_progress" {
+		o.str("encrypted_content", EncodeReasoning(text))
+	}
+	return o.done()
 }
 
 // closeOpen ends the open text item with its done events.
