@@ -401,3 +401,30 @@ func TestLibs_AISDKBuiltins(t *testing.T) {
 		}
 	}
 }
+
+// TestLibs_LangChainBuiltins: @langchain/openai's tools.shell and localShell bound to
+// ChatOpenAI on Responses, whole and streamed, and tools.applyPatch whole: the call is
+// read from the answer's tool_outputs, the tool runs its action, and its result goes
+// back as a ToolMessage (a function_call_output for the built-in's call, which the
+// gateway reads as that call's result). @langchain/openai 1.6.0 cannot send the
+// built-in's own output item (its message coercion refuses a raw item, though its
+// documentation shows one) and keeps no streamed apply_patch_call (its stream reader
+// lists shell_call and local_shell_call, not apply_patch_call).
+func TestLibs_LangChainBuiltins(t *testing.T) {
+	node := nodetest.Node(t, libsDir)
+	r := newLibRig(t)
+	for _, b := range []struct{ name, mode, args string }{
+		{"shell", "invoke", `{"commands": ["echo KEY"]}`},
+		{"shell", "stream", `{"commands": ["echo KEY"]}`},
+		{"local_shell", "invoke", `{"command": ["echo", "KEY"]}`},
+		{"local_shell", "stream", `{"command": ["echo", "KEY"]}`},
+		{"apply_patch", "invoke", `{"type": "create_file", "path": "KEY.txt", "diff": "+hello\n"}`},
+	} {
+		t.Run(b.name+"/"+b.mode, func(t *testing.T) {
+			key := "langchain-" + strings.ReplaceAll(b.name, "_", "-") + "-" + b.mode
+			c := newLibCaseOf(key, b.name, strings.ReplaceAll(b.args, "KEY", key))
+			c.sent = b.name + "_call"
+			r.runCase(t, node, "/v1/responses", c, "langchain.mjs", "responses", b.mode, b.name)
+		})
+	}
+}

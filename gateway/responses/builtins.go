@@ -76,13 +76,13 @@ func builtinItem(kind, id, callID, status, args string) ([]byte, bool) {
 		if json.Unmarshal([]byte(args), &a) != nil || a.Commands == nil {
 			return nil, false
 		}
+		// timeout_ms only when the model wrote one, max_output_length never: OpenAI's
+		// types allow null for both, but @langchain/openai's tools.shell takes each as an
+		// optional number and refuses null.
 		action := newObj(len(args)+64).raw("commands", mustJSON(a.Commands))
 		if a.TimeoutMS != nil {
 			action.num("timeout_ms", *a.TimeoutMS)
-		} else {
-			action.raw("timeout_ms", []byte("null"))
 		}
-		action.raw("max_output_length", []byte("null"))
 		return newObj(len(args)+200).str("id", id).str("type", "shell_call").str("status", status).str("call_id", callID).
 			raw("action", action.done()).raw("environment", []byte("null")).done(), true
 	case "local_shell":

@@ -103,7 +103,7 @@ func TestBuiltins_History(t *testing.T) {
 func TestBuiltins_Calls(t *testing.T) {
 	calls := []struct{ name, args, want string }{
 		{"shell", `{"commands":["ls -la"],"timeout_ms":5000}`,
-			`{"id":"ID","type":"shell_call","status":"completed","call_id":"c1","action":{"commands":["ls -la"],"timeout_ms":5000,"max_output_length":null},"environment":null}`},
+			`{"id":"ID","type":"shell_call","status":"completed","call_id":"c1","action":{"commands":["ls -la"],"timeout_ms":5000},"environment":null}`},
 		{"local_shell", `{"command":["cat","a"]}`,
 			`{"id":"ID","type":"local_shell_call","status":"completed","call_id":"c2","action":{"type":"exec","command":["cat","a"],"env":{}}}`},
 		{"apply_patch", `{"type":"update_file","path":"a.go","diff":"@@ func a\n-x\n+y\n"}`,
@@ -114,6 +114,8 @@ func TestBuiltins_Calls(t *testing.T) {
 			`{"id":"ID","type":"function_call","status":"completed","arguments":"{\"type\":\"create_file\",\"path\":\"a.go\"}","call_id":"c5","name":"apply_patch"}`},
 		{"shell", `{"commands":"ls"`,
 			`{"id":"ID","type":"function_call","status":"completed","arguments":"{\"commands\":\"ls\"","call_id":"c6","name":"shell"}`},
+		{"shell", `{"commands":[]}`,
+			`{"id":"ID","type":"shell_call","status":"completed","call_id":"c7","action":{"commands":[]},"environment":null}`},
 	}
 	for _, stream := range []bool{false, true} {
 		rec := &recorder{}
@@ -149,8 +151,8 @@ func TestBuiltins_Calls(t *testing.T) {
 				added++
 			}
 		}
-		if added != 1 {
-			t.Errorf("stream: %d shell_call items added in progress, want 1", added)
+		if added != 2 {
+			t.Errorf("stream: %d shell_call items added in progress, want 2", added)
 		}
 	}
 }
