@@ -24,15 +24,19 @@ func (d chatDoor) decode(r *http.Request, body []byte) (*request, error) {
 	if d.known != nil {
 		known = d.known.ForCaller(callerOf(r.Context()).name())
 	}
+	body, custom, err := chatCustomTools(body) // chatcustom.go
+	if err != nil {
+		return nil, err
+	}
 	env, err := oai.ParseEnvelopeKnown(body, known)
 	if err != nil {
 		return nil, err
 	}
-	return &request{body: body, env: env}, nil
+	return &request{body: body, env: env, custom: custom}, nil
 }
 
 func (chatDoor) sink(w http.ResponseWriter, x *exchange, q *request) door.Sink {
-	return &chatSink{w: w, x: x, includeUsage: q.env.IncludeUsage}
+	return &chatSink{w: w, x: x, includeUsage: q.env.IncludeUsage, custom: q.custom}
 }
 
 func (chatDoor) writeError(w http.ResponseWriter, log *slog.Logger, err error) *apiError {
@@ -57,6 +61,7 @@ type chatSink struct {
 	rc           *http.ResponseController
 	includeUsage bool
 	calls        int
+	custom       map[string]bool // the client's custom tools: their calls go back as custom calls
 
 	id, model string // the backend's chunk identity, written into the gateway's chunks
 	created   int64
@@ -67,6 +72,10 @@ func (c *chatSink) upstreamChunk(id, model string, created int64) {
 }
 
 func (c *chatSink) rawWhole(body []byte, usage *oai.Usage) error {
+	body, err := customWhole(body, c.custom)
+	if err != nil {
+		return err
+	}
 	out, err := withUsage(body, usage)
 	if err != nil {
 		return err
@@ -104,6 +113,9 @@ func (c *chatSink) ToolCall(tc oai.ToolCall) error {
 	i := c.calls
 	c.calls++
 	tc.Index = &i
+	if c.custom[tc.Function.Name] {
+		return c.customChunk(customCall(tc, &i))
+	}
 	return c.chunk(oai.Delta{ToolCalls: []oai.ToolCall{tc}}, nil, nil)
 }
 
@@ -130,6 +142,19 @@ func (c *chatSink) chunk(d oai.Delta, finish *string, usage *oai.Usage) error {
 		ch.Choices = []oai.ChunkChoice{}
 	}
 	b, _ := json.Marshal(ch)
+	return c.send(sseData, b, sseEnd)
+}
+
+// customChunk is a chunk whose delta is one call to a custom tool, which oai.Delta
+// cannot hold.
+func (c *chatSink) customChunk(call []byte) error {
+	ch := oai.Chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		Choices: []oai.ChunkChoice{{}}}
+	b, _ := json.Marshal(ch)
+	b, err := oai.Set(b, "choices", []byte(`[{"index":0,"delta":{"tool_calls":[`+string(call)+`]},"finish_reason":null}]`))
+	if err != nil {
+		return err
+	}
 	return c.send(sseData, b, sseEnd)
 }
 

@@ -48,6 +48,10 @@ type request struct {
 	// See planner.Input.
 	clientTools bool
 	hidden      []string
+	// custom names the client's Chat Completions custom tools, mapped onto functions
+	// (chatcustom.go): their calls go back as custom calls, so the answer goes through
+	// the door's sink, never relayed as the engine wrote it.
+	custom map[string]bool
 	// clientSearch says the client runs tool discovery itself (it deferred tools, or
 	// declares its own search tool, or its searches found some): then its callable
 	// tools alone may be called, and the gateway's meta-tools stay in the prompt, its
@@ -242,7 +246,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, x *exchange, d door
 		}
 		x.promptEstimate = func() int { return s.planner.PromptTokens(env.Tools, msgs) }
 	}
-	if _, chat := d.(chatDoor); !chat || plan != nil {
+	if _, chat := d.(chatDoor); !chat || plan != nil || q.custom != nil {
 		// A plan in client mode goes through the loop too, for one round: it holds the
 		// tool calls to the end, where a call outside the allowed set is refused.
 		q.body = body
