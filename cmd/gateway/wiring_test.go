@@ -160,8 +160,14 @@ func TestStartHealthChecks_RunUntilTheContextEnds(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if !router.Healthy(0) {
-		t.Error("the answering replica is marked down")
+	// The ping timeout is the interval, 5 ms: on a loaded machine a ping of the
+	// answering replica may miss it and mark it down for a round. It must be up again
+	// once a ping gets through.
+	for !router.Healthy(0) {
+		if time.Now().After(deadline) {
+			t.Fatal("the answering replica stays marked down")
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	if healthLoops() != before+1 {
 		t.Errorf("%d health loops running, want %d", healthLoops(), before+1)
