@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -168,6 +169,47 @@ func (w *argRules) numberFloor(n *schemaNode, t, hint string, slot int) string {
 	return w.alias(slot, "json-number")
 }
 
+// maxSafe is 2^53-1, the largest integer a JSON number holds exactly: zod's int()
+// (the AI SDK's, LangChain's and the Agents SDK's schemas) writes it as an integer's
+// maximum, and its negative as the minimum when none is set.
+const maxSafe = 1<<53 - 1
+
+// safeBounds says n is an integer whose upper bound is at least 2^53-1 and whose lower
+// bound, if any, is at most -(2^53-1), 0 or 1: bounds an integer of at most 15 digits
+// (below 10^15, under 2^53-1) keeps, so safeInteger renders them exactly enough (within
+// them, never wider).
+func safeBounds(n *schemaNode) bool {
+	if n.maximum == nil || n.exclMinimum != nil || (n.types != nil && !slices.Equal(n.types, []string{"integer"})) {
+		return false
+	}
+	hi, err := strconv.ParseFloat(string(bytes.TrimSpace(n.maximum)), 64)
+	if err != nil || hi < maxSafe {
+		return false
+	}
+	if n.minimum == nil {
+		return true
+	}
+	lo, err := strconv.ParseFloat(string(bytes.TrimSpace(n.minimum)), 64)
+	return err == nil && (lo <= -maxSafe || lo == 0 || lo == 1)
+}
+
+// safeInteger renders an integer within safe bounds (safeBounds): at most 15 digits,
+// at least 0 or 1 where the minimum says so.
+func (w *argRules) safeInteger(n *schemaNode, hint string, slot int) string {
+	const digits = `[1-9] [0-9]{0,14}`
+	lo := math.Inf(-1)
+	if n.minimum != nil {
+		lo, _ = strconv.ParseFloat(string(bytes.TrimSpace(n.minimum)), 64) // safeBounds read it
+	}
+	switch lo {
+	case 0:
+		return w.define(slot, hint, `"0" | `+digits)
+	case 1:
+		return w.define(slot, hint, digits)
+	}
+	return w.define(slot, hint, `"-"? ( "0" | `+digits+` )`)
+}
+
 // text is the rules as GBNF lines.
 func (w *argRules) text() string {
 	var b strings.Builder
@@ -269,6 +311,9 @@ func (w *argRules) checkStrict(n *schemaNode, members []jsonMember, hint string)
 		if why, ok := unexpressed[m.key]; ok {
 			if m.key == "uniqueItems" && string(bytes.TrimSpace(m.val)) == "false" {
 				continue
+			}
+			if m.key == "maximum" && safeBounds(n) {
+				continue // a safe integer's bound: safeInteger renders within it
 			}
 			w.refuse(m.key, hint, why)
 			return

@@ -95,3 +95,34 @@ func TestAnswerEngine_LowerBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerEngine_SafeIntegers: zod's int() writes an integer's maximum as 2^53-1 and,
+// without .min(), its minimum as -(2^53-1), and the AI SDK, LangChain and the Agents SDK
+// send those schemas as they are; the answer refused them ("upper bounds are not
+// rendered"). Now such an integer is rendered with at most 15 digits (under 2^53-1), a
+// minimum of 0 or 1 kept, in llama.cpp's grammar engine.
+func TestAnswerEngine_SafeIntegers(t *testing.T) {
+	e := newByteEngine()
+	for _, c := range []struct {
+		schema         string
+		accept, refuse []string
+	}{
+		{`{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}`,
+			[]string{"0", "-7", "999999999999999", "-999999999999999"}, []string{"1000000000000000", "1.5", "01"}},
+		{`{"type":"integer","maximum":9007199254740991}`, []string{"42", "-42"}, []string{"1000000000000000"}},
+		{`{"type":"integer","minimum":0,"maximum":9007199254740991}`, []string{"0", "7"}, []string{"-1", "1000000000000000"}},
+		{`{"type":"integer","minimum":1,"maximum":9007199254740991}`, []string{"1", "999999999999999"}, []string{"0", "-1"}},
+	} {
+		a, err := NewAnswer([]byte(c.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", c.schema, err)
+		}
+		for want, list := range map[bool][]string{true: c.accept, false: c.refuse} {
+			for _, inst := range list {
+				if ok, at := e.accepts(t, a.GBNF(), inst); ok != want {
+					t.Errorf("%s: %s accepted %v (refused at byte %d), want %v\n%s", c.schema, inst, ok, at, want, a.GBNF())
+				}
+			}
+		}
+	}
+}

@@ -35,6 +35,7 @@ type schemaNode struct {
 	grammar              []byte // x-grammar: a string's grammar
 	pattern              []byte // pattern, as written (rendered for answers only)
 	minimum, exclMinimum []byte // lower bounds, as written (rendered for answers only)
+	maximum              []byte // upper bound, as written (an answer's integer's safe bound only)
 }
 
 func parseNode(members []jsonMember) *schemaNode {
@@ -121,6 +122,8 @@ func parseNode(members []jsonMember) *schemaNode {
 			n.minimum = v
 		case "exclusiveMinimum":
 			n.exclMinimum = v
+		case "maximum":
+			n.maximum = v
 		}
 	}
 	return n
@@ -317,6 +320,9 @@ func (w *argRules) typed(n *schemaNode, t, hint string, depth, slot int) string 
 		}
 		return w.define(slot, hint, `"\"" `+repeat("json-char", lo, hi)+` "\""`)
 	case "integer", "number":
+		if w.strict && t == "integer" && safeBounds(n) {
+			return w.safeInteger(n, hint, slot)
+		}
 		if w.strict && (n.minimum != nil || n.exclMinimum != nil) {
 			return w.numberFloor(n, t, hint, slot)
 		}

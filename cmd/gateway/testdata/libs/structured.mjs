@@ -35,6 +35,7 @@ const schema = z.object({
   name: z.string().max(12),
   color: z.enum(['red', 'green', 'blue']),
   ok: z.boolean(),
+  count: z.number().int().min(0),
 });
 const prompt = `Describe person number ${seed} as JSON.`;
 const maxTokens = 200;
