@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/maskgate/maskgate/backends/oai"
-	"github.com/maskgate/maskgate/masking"
+	"github.com/maskgate/maskgate/gateway/responses"
 	"github.com/maskgate/maskgate/masking/lark"
 )
 
@@ -21,16 +21,12 @@ import (
 // history become function calls with {"input"} arguments. The answer's calls to those
 // names go back to the client as custom calls (chatSink).
 
-// customParameters are the parameters of a custom tool without a grammar.
-const chatCustomParameters = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
-
-// chatCustomTools maps body's custom tools, its tool_choice and its history's custom
-// calls; names are the custom tools' names (nil, with body unchanged, when there are
-// none). A custom tool without a name, or whose grammar masking/lark cannot enforce, is
-// a 400 naming it.
-func chatCustomTools(body []byte) ([]byte, map[string]bool, error) {
-	tools, ok := oai.Get(body, "tools")
-	if !ok || !bytes.Contains(tools, []byte(`"custom"`)) {
+// chatCustomTools maps body's custom tools (tools, its raw tools array, as the envelope
+// read it), its tool_choice and its history's custom calls; names are the custom tools'
+// names (nil, with body unchanged, when there are none). A custom tool without a name,
+// or whose grammar masking/lark cannot enforce, is a 400 naming it.
+func chatCustomTools(body, tools []byte) ([]byte, map[string]bool, error) {
+	if !bytes.Contains(tools, []byte(`"custom"`)) {
 		return body, nil, nil
 	}
 	names := map[string]bool{}
@@ -52,7 +48,7 @@ func chatCustomTools(body []byte) ([]byte, map[string]bool, error) {
 		if !ok || json.Unmarshal(name, &n) != nil || n == "" {
 			return customError(param+".name", "a custom tool needs a name")
 		}
-		params := []byte(chatCustomParameters)
+		params := []byte(responses.CustomParameters)
 		if format, ok := oai.Get(c, "format"); ok && string(format) != "null" {
 			p, err := customFormatParameters(format, param+".format")
 			if err != nil {
@@ -109,8 +105,9 @@ func chatCustomTools(body []byte) ([]byte, map[string]bool, error) {
 
 // customFormatParameters are the parameters of a custom tool with format: text keeps a
 // free string; a grammar ({"type":"grammar","grammar":{"syntax","definition"}}) is
-// checked with masking/lark and carried, in the Responses API's shape that
-// masking.GrammarKeyword takes, on the input.
+// checked with masking/lark and carried on the input as the Responses door carries its
+// own (responses.GrammarParameters), in the Responses API's shape that
+// masking.GrammarKeyword takes, built from the client's own bytes.
 func customFormatParameters(format []byte, param string) ([]byte, error) {
 	var f struct {
 		Type    string `json:"type"`
@@ -124,7 +121,7 @@ func customFormatParameters(format []byte, param string) ([]byte, error) {
 	}
 	switch f.Type {
 	case "text":
-		return []byte(chatCustomParameters), nil
+		return []byte(responses.CustomParameters), nil
 	case "grammar":
 	default:
 		return nil, customError(param+".type", fmt.Sprintf("unknown format type %q (text or grammar)", f.Type))
@@ -144,10 +141,10 @@ func customFormatParameters(format []byte, param string) ([]byte, error) {
 	if err != nil {
 		return nil, customError(param+".grammar.definition", fmt.Sprintf("the %s grammar is outside the subset this gateway enforces: %v", f.Grammar.Syntax, err))
 	}
-	rf, _ := json.Marshal(map[string]string{"type": "grammar", "syntax": f.Grammar.Syntax, "definition": f.Grammar.Definition})
-	const head = `{"type":"object","properties":{"input":{"type":"string","` + masking.GrammarKeyword + `":`
-	const tail = `}},"required":["input"],"additionalProperties":false}`
-	return []byte(head + string(rf) + tail), nil
+	g, _ := oai.Get(format, "grammar")
+	syntax, _ := oai.Get(g, "syntax")
+	def, _ := oai.Get(g, "definition")
+	return responses.GrammarParameters([]byte(`{"type":"grammar","syntax":` + string(syntax) + `,"definition":` + string(def) + `}`)), nil
 }
 
 // customHistory maps the custom calls of the assistant messages in msgs to function

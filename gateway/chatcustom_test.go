@@ -51,7 +51,7 @@ func TestChat_CustomToolsMappedBothWays(t *testing.T) {
 		if err := json.Unmarshal(up.lastBody(), &sent); err != nil {
 			t.Fatal(err)
 		}
-		wantTool := `{"type":"function","function":{"name":"calc","description":"Adds two numbers.","parameters":{"type":"object","properties":{"input":{"type":"string","x-grammar":{"definition":"start: \"add \" NUMBER \" \" NUMBER\n%import common.NUMBER","syntax":"lark","type":"grammar"}}},"required":["input"],"additionalProperties":false}}}`
+		wantTool := `{"type":"function","function":{"name":"calc","description":"Adds two numbers.","parameters":{"type":"object","properties":{"input":{"type":"string","x-grammar":{"type":"grammar","syntax":"lark","definition":"start: \"add \" NUMBER \" \" NUMBER\n%import common.NUMBER"}}},"required":["input"],"additionalProperties":false}}}`
 		if len(sent.Tools) != 2 || string(sent.Tools[1]) != wantTool || !strings.Contains(string(sent.Tools[0]), `"name":"now"`) {
 			t.Errorf("stream %v: tools sent %s\nwant the function first, then %s", stream, sent.Tools, wantTool)
 		}
@@ -80,6 +80,18 @@ func TestChat_CustomToolsMappedBothWays(t *testing.T) {
 		}
 		if !strings.Contains(string(out), `"tool_calls":[`+wantCall+`]`) || strings.Contains(string(out), `"type":"function"`) {
 			t.Errorf("streamed answer %s\nwant a delta with %s and no function call", out, wantCall)
+		}
+	}
+
+	// The grammar reaches the engine in the client's own bytes: an escape stays an escape.
+	{
+		up := newUpstream(t, replyJSON(200, whole))
+		gw := gatewayFor(t, up)
+		def := `"start: \"\u003c\" NUMBER\n%import common.NUMBER"`
+		status, _, out := send(t, "POST", gw.URL+"/v1/chat/completions", map[string]string{"Content-Type": "application/json"},
+			`{"model":"m1","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"custom","custom":{"name":"calc","format":{"type":"grammar","grammar":{"syntax":"lark","definition":`+def+`}}}}]}`)
+		if status != 200 || !strings.Contains(string(up.lastBody()), `"x-grammar":{"type":"grammar","syntax":"lark","definition":`+def+`}`) {
+			t.Errorf("%d %s: the engine got %s, want the definition as sent, %s", status, out, up.lastBody(), def)
 		}
 	}
 

@@ -24,13 +24,20 @@ func (d chatDoor) decode(r *http.Request, body []byte) (*request, error) {
 	if d.known != nil {
 		known = d.known.ForCaller(callerOf(r.Context()).name())
 	}
-	body, custom, err := chatCustomTools(body) // chatcustom.go
-	if err != nil {
-		return nil, err
-	}
 	env, err := oai.ParseEnvelopeKnown(body, known)
 	if err != nil {
 		return nil, err
+	}
+	mapped, custom, err := chatCustomTools(body, env.Tools) // chatcustom.go
+	if err != nil {
+		return nil, err
+	}
+	if custom != nil {
+		// The body was rewritten: its envelope is read again (only for custom tools).
+		body = mapped
+		if env, err = oai.ParseEnvelopeKnown(body, known); err != nil {
+			return nil, err
+		}
 	}
 	return &request{body: body, env: env, custom: custom}, nil
 }

@@ -198,7 +198,7 @@ func TestDecodeTools(t *testing.T) {
 				{"type":"function","name":"lookup","parameters":{"type":"object"}},
 				{"type":"custom","name":"query","description":"SQL"}]}]`,
 			`[{"type":"function","function":{"name":"crm.lookup","parameters":{"type":"object"}}},` +
-				`{"type":"function","function":{"name":"crm.query","description":"SQL","parameters":` + customParameters + `}}]`,
+				`{"type":"function","function":{"name":"crm.query","description":"SQL","parameters":` + CustomParameters + `}}]`,
 			map[string]ToolName{"crm.lookup": {Kind: "function", Namespace: "crm", Name: "lookup"}, "crm.query": {Kind: "custom", Namespace: "crm", Name: "query"}}, nil},
 		{"custom with grammar: the input held to the format as sent", `[{"type":"custom","name":"patch","description":"Apply.","format":{ "type":"grammar", "syntax":"lark","definition":"start: /.+/"}}]`,
 			`[{"type":"function","function":{"name":"patch","description":"Apply.","parameters":` +

@@ -28,14 +28,15 @@ var hostedTools = map[string]bool{
 	"mcp": true, "programmatic_tool_calling": true,
 }
 
-// customParameters is the chat function a custom tool becomes: one free-text input.
-const customParameters = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
+// CustomParameters is the chat function a custom tool becomes: one free-text input
+// (the Chat door's custom tools too).
+const CustomParameters = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
 
-// grammarParameters are the parameters of a custom tool with a grammar: its input
+// GrammarParameters are the parameters of a custom tool with a grammar: its input
 // held to the format, as sent, under masking.GrammarKeyword, which the engines'
 // grammars and structural tags enforce while decoding (and the prompt shows the
 // model).
-func grammarParameters(format []byte) []byte {
+func GrammarParameters(format []byte) []byte {
 	const head = `{"type":"object","properties":{"input":{"type":"string","` + masking.GrammarKeyword + `":`
 	const tail = `}},"required":["input"],"additionalProperties":false}`
 	return append(append(append(make([]byte, 0, len(head)+len(format)+len(tail)), head...), format...), tail...)
@@ -136,9 +137,9 @@ func (d *decoder) tool(raw []byte, param, ns string) ([]chatTool, *door.Error) {
 				t.grammar = format
 			}
 			if t.grammar != nil && grammarFormat(t.grammar) {
-				fn.raw("parameters", grammarParameters(t.grammar))
+				fn.raw("parameters", GrammarParameters(t.grammar))
 			} else {
-				fn.raw("parameters", []byte(customParameters))
+				fn.raw("parameters", []byte(CustomParameters))
 			}
 		}
 		t.def = newObj(len(raw)+96).str("type", "function").raw("function", fn.done()).done()
