@@ -45,6 +45,13 @@ type Request struct {
 	// gateway sets it only for callers whose key isolates its cache, and only on backends
 	// that can (config refuses the others).
 	CacheSalt string
+	// Definitions, under strategy index on a LoadByDefinition backend, is an OpenAI tools
+	// array of the tools in Allowed that Body's tools array leaves out: loaded tools
+	// whose definitions reached the model in the conversation (load_tool results), in
+	// load order, each rendered as the catalog renders it. The backend holds a call to
+	// one of them to its schema as it holds calls to Body's tools, and never renders them
+	// into the prompt. Nil under every other strategy.
+	Definitions []byte
 	// ToolsID, when set, identifies Body's tools array: requests with one ToolsID carry
 	// byte-identical tools (the gateway's whole catalog under mask), so a backend may
 	// keep what it derives from them. Empty when the tools have no such identity.
@@ -68,6 +75,34 @@ type Request struct {
 // byte-identical as the loaded set changes.
 type ToolConstrainer interface {
 	ConstrainsTools() bool
+}
+
+// LoadKind is how a backend serves strategy index (ToolLoader).
+type LoadKind int
+
+const (
+	// LoadNone: the backend cannot serve index; the gateway serves remove instead.
+	LoadNone LoadKind = iota
+	// LoadByDefinition: the engine enforces Request.Allowed while decoding (the backend is
+	// a ToolConstrainer) and reads each allowed tool's schema from Body's tools array or
+	// from Request.Definitions; a tool's definition reaches the model only in the
+	// conversation, in the result of the load_tool call that loaded it.
+	LoadByDefinition
+	// LoadDeferred: the upstream loads deferred tools natively (Anthropic's
+	// tool_reference, OpenAI Responses' defer_loading with a client-executed
+	// tool_search). Body's tools array carries the callable tools, then every other tool
+	// of the catalog with "defer_loading": true as a member of its tool object; a tool
+	// message answering a load_tool call holds the gateway's load result, a JSON object
+	// whose "tools" member lists the definitions the load added, which the backend sends
+	// as the upstream's reference to those tools in their place.
+	LoadDeferred
+)
+
+// ToolLoader is a backend that can serve strategy index: the prompt carries a compact,
+// byte-stable index of the catalog, and a tool's full definition reaches the model only
+// when it is loaded, at the end of the conversation, so the prefix never moves.
+type ToolLoader interface {
+	LoadsTools() LoadKind
 }
 
 // DoorPasser is a backend whose upstream speaks one of the gateway's other doors itself

@@ -22,6 +22,11 @@ const (
 	// StrategyValidate: as mask without a constraint; a call outside the loaded set is
 	// answered with an error and retried.
 	StrategyValidate Strategy = "validate"
+	// StrategyIndex: meta-tools, the client's callable tools and a compact index of the
+	// catalog (a name and a one-line summary per tool), byte-identical across turns; a
+	// tool's definition enters the conversation at its end when it is loaded, and the
+	// engine constrains decoding to the loaded set (or the upstream loads it natively).
+	StrategyIndex Strategy = "index"
 )
 
 // Strategies returns every strategy the auto strategy knows, in the order estimates are
@@ -39,6 +44,8 @@ type Capabilities struct {
 	// CachesPrefixes: the engine reuses a cached prompt prefix. Without it every call
 	// recomputes its whole prompt, and validate is not offered.
 	CachesPrefixes bool
+	// Index: the backend can serve index (backends.ToolLoader).
+	Index bool
 }
 
 // Engine is what the cost model knows about one backend.
@@ -76,6 +83,9 @@ type CatalogSize struct {
 	Tokens int
 	// MetaTokens is the tokens of the meta-tool definitions.
 	MetaTokens int
+	// IndexTokens is the tokens of the meta-tool definitions that carry the catalog's
+	// index (strategy index's tools array, less the client's callable tools).
+	IndexTokens int
 }
 
 // Workload is what an average session of a profile looks like.
