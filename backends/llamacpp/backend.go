@@ -40,6 +40,11 @@ type GrammarRequest struct {
 	// ToolsID is backends.Request.ToolsID: when set, requests with one ToolsID carry
 	// byte-identical Tools, so the function may keep what it derives from them.
 	ToolsID string
+	// Definitions is backends.Request.Definitions (strategy index): an OpenAI tools
+	// array of allowed tools that Tools leaves out, whose schemas hold their calls'
+	// arguments as Tools' schemas hold theirs. They change from request to request, so
+	// nothing derived from them may be kept under ToolsID. Nil under other strategies.
+	Definitions json.RawMessage
 	// Answer is the request's structured output (response_format), or nil. Unless a
 	// call is required, the grammar must then admit either the allowed calls or this
 	// answer (masking.Catalog.GBNFOrAnswer), never lazy.
@@ -97,6 +102,7 @@ var (
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.ToolLoader      = (*Backend)(nil)
 	_ backends.EndpointPasser  = (*Backend)(nil)
 )
 
@@ -169,6 +175,16 @@ func (b *Backend) PassEndpoint(ctx context.Context, endpoint string, req *backen
 
 // ConstrainsTools reports whether the backend enforces Request.Allowed with a grammar.
 func (b *Backend) ConstrainsTools() bool { return b.opt.Grammar != nil }
+
+// LoadsTools: with a grammar the backend serves strategy index by definition: the
+// grammar holds a call to a tool of Request.Definitions to its schema
+// (GrammarRequest.Definitions), while /apply-template gets Body's tools only.
+func (b *Backend) LoadsTools() backends.LoadKind {
+	if b.opt.Grammar == nil {
+		return backends.LoadNone
+	}
+	return backends.LoadByDefinition
+}
 
 // ChatCompletion renders the prompt with POST /apply-template, then generates with
 // POST /completion. For a stream it returns once llama-server has sent its first event,

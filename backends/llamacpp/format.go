@@ -32,7 +32,7 @@ func (b *Backend) grammarFields(req *backends.Request, p *params, answer *maskin
 	switch {
 	case p.calls && b.opt.Grammar != nil:
 		tools, _ := oai.Get(req.Body, "tools")
-		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, OneCall: p.oneCall, Tools: tools, ToolsID: req.ToolsID, Answer: answer}
+		gr := GrammarRequest{Allowed: p.allowed, Required: p.required, OneCall: p.oneCall, Tools: tools, ToolsID: req.ToolsID, Definitions: req.Definitions, Answer: answer}
 		g, err := b.opt.Grammar(gr)
 		if err != nil {
 			return nil, fmt.Errorf("backend %q: build grammar: %w", b.opt.Name, err)
