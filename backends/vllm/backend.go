@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -31,6 +32,7 @@ type Backend struct {
 var (
 	_ backends.Backend         = (*Backend)(nil)
 	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.ToolLoader      = (*Backend)(nil)
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.CacheIsolator   = (*Backend)(nil)
@@ -112,6 +114,11 @@ func FormatOf(name string) (masking.Format, error) {
 // ConstrainsTools: the structural tag enforces Request.Allowed.
 func (b *Backend) ConstrainsTools() bool { return true }
 
+// LoadsTools: the structural tag holds a call to a tool of Request.Definitions to its
+// schema as it holds Body's tools, and the engine renders Body's tools only, so the
+// backend serves strategy index by definition.
+func (b *Backend) LoadsTools() backends.LoadKind { return backends.LoadByDefinition }
+
 func (b *Backend) ListModels(ctx context.Context) ([]string, error) { return b.inner.ListModels(ctx) }
 
 func (b *Backend) Ping(ctx context.Context) error { return b.inner.Ping(ctx) }
@@ -186,6 +193,23 @@ func Constrain(body []byte, allowed []string) ([]byte, bool, error) {
 // that are dropped once the body is written.
 func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome, error) {
 	schemas := func(raw []byte) ([]oai.ToolSchema, error) { return b.schemas.Get(req.ToolsID, raw) }
+	defs, err := definitions(req.Definitions)
+	if err != nil {
+		return nil, Untouched, err
+	}
+	if len(defs) > 0 {
+		// Strategy index: the tag is rendered for this request from Body's tools (their
+		// schemas still read once per ToolsID) and the loaded tools' definitions, which
+		// change per request and so stay out of every cache kept under the ToolsID.
+		withDefs := func(raw []byte) ([]oai.ToolSchema, error) {
+			ts, err := schemas(raw)
+			if err != nil {
+				return nil, err
+			}
+			return slices.Concat(ts, defs), nil
+		}
+		return Place(body, req.Allowed, b.format, b.place, withDefs)
+	}
 	if req.ToolsID == "" {
 		return Place(body, req.Allowed, b.format, b.place, schemas)
 	}
@@ -226,6 +250,19 @@ func (b *Backend) constrain(body []byte, req *backends.Request) ([]byte, Outcome
 	}
 	edits = answerEdit(edits, t)
 	return t.Object.Edit(append(edits, oai.Edit{Key: "tool_choice", Value: []byte(`"auto"`)})...), Constrained, nil
+}
+
+// definitions reads Request.Definitions' names and schemas; a tools array that does not
+// parse is the gateway's fault, not the client's, so it is no 400.
+func definitions(raw []byte) ([]oai.ToolSchema, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	defs, err := oai.ToolSchemas(raw)
+	if err != nil {
+		return nil, fmt.Errorf("request definitions: %w", err)
+	}
+	return defs, nil
 }
 
 // tagBufs holds the buffers tags are written into: with the catalog's pieces, writing a
