@@ -95,6 +95,9 @@ type Decision struct {
 	// Estimates are the strategies open to the backend, in Strategies order; empty
 	// before the profile's catalog is observed.
 	Estimates []Estimate
+	// Unfit are the strategies the backend can do that were not weighed because a
+	// session under them outgrows the engine's context window (Engine.ContextTokens).
+	Unfit []Strategy
 	// Workload is the session the estimates assumed.
 	Workload Workload
 	// Shared is how many sessions share one prefill of the catalog: those started
@@ -355,12 +358,12 @@ func (m *CostModel) Decide(profile, backend string) Decision {
 	}
 	d.Shared = st.shared(now, m.opt.Residency)
 	d.Workload = st.workload(m.opt.Prior, st.catalog)
-	for _, s := range Strategies() {
-		if eligible(s, e.Capabilities, st.catalog, m.opt.EagerMaxTools) {
-			d.Estimates = append(d.Estimates, Estimate{s, sessionSeconds(s, d.Workload, st.catalog, d.Shared, e)})
-		}
+	var open []Strategy
+	open, d.Unfit = openStrategies(e, d.Workload, st.catalog, m.opt.EagerMaxTools)
+	for _, s := range open {
+		d.Estimates = append(d.Estimates, Estimate{s, sessionSeconds(s, d.Workload, st.catalog, d.Shared, e)})
 	}
-	best := d.Estimates[0] // never empty: remove is always open
+	best := d.Estimates[0] // never empty: remove is always eligible, and open keeps one
 	for _, x := range d.Estimates[1:] {
 		if x.Seconds < best.Seconds {
 			best = x
@@ -413,6 +416,9 @@ func (m *CostModel) Decide(profile, backend string) Decision {
 				best.Strategy, 100*(1-best.Seconds/cur), st.current, st.streak, saving, d.Shared, cost)
 		}
 	}
+	if len(d.Unfit) > 0 {
+		d.Reason += fmt.Sprintf("; %v do not fit the %d-token context", d.Unfit, e.ContextTokens)
+	}
 	if d.Strategy != st.current {
 		if st.current != "" {
 			d.Switched = true
@@ -439,6 +445,7 @@ func (m *CostModel) Last(profile, backend string) (Decision, bool) {
 	}
 	d := st.last
 	d.Estimates = append([]Estimate(nil), d.Estimates...)
+	d.Unfit = append([]Strategy(nil), d.Unfit...)
 	return d, true
 }
 

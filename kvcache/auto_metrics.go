@@ -12,8 +12,11 @@ var (
 		"1 for the strategy the auto strategy uses for the profile on the backend, 0 for the others open to it.",
 		[]string{"profile", "backend", "strategy"}, nil)
 	autoCostDesc = prometheus.NewDesc("maskgate_auto_engine_cost_seconds",
-		"The engine costs the auto strategy uses per backend: prefill (fixed, per_token, per_token_context) decode (per_token, per_token_context), and constrained_decode, the decode mask pays (the same terms; absent until measured or configured); source is measured (fitted from this gateway's own requests) or configured.",
+		"The engine costs the auto strategy uses per backend: prefill (fixed, per_token, per_token_context) decode (per_token, per_token_context), and constrained_decode, the decode mask and index pay (the same terms; absent until measured or configured); source is measured (fitted from this gateway's own requests) or configured.",
 		[]string{"backend", "phase", "term", "source"}, nil)
+	autoContextDesc = prometheus.NewDesc("maskgate_auto_engine_context_tokens",
+		"The context window per request the auto strategy holds each backend's sessions to, configured (context_window) or reported by the engine; absent where unknown. A strategy whose modelled session outgrows it is not weighed.",
+		[]string{"backend"}, nil)
 	autoSwitchesDesc = prometheus.NewDesc("maskgate_auto_strategy_switches_total",
 		"Times the auto strategy moved a profile on a backend from one strategy to another.",
 		[]string{"profile", "backend", "from", "to"}, nil)
@@ -30,6 +33,7 @@ func (m *CostModel) Describe(ch chan<- *prometheus.Desc) {
 	ch <- autoSelectedDesc
 	ch <- autoSwitchesDesc
 	ch <- autoCostDesc
+	ch <- autoContextDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -52,6 +56,9 @@ func (m *CostModel) Collect(ch chan<- prometheus.Metric) {
 			{"prefill", "per_token_context", p.PerTokenContext, es.prefillFitted},
 			{"decode", "per_token", d.PerToken, es.decodeFitted}, {"decode", "per_token_context", d.PerTokenContext, es.decodeFitted}} {
 			ch <- prometheus.MustNewConstMetric(autoCostDesc, prometheus.GaugeValue, t.v, name, t.phase, t.term, src(t.fitted))
+		}
+		if n := es.e.ContextTokens; n > 0 {
+			ch <- prometheus.MustNewConstMetric(autoContextDesc, prometheus.GaugeValue, float64(n), name)
 		}
 		if c := es.e.ConstrainedDecode; !c.IsZero() {
 			ch <- prometheus.MustNewConstMetric(autoCostDesc, prometheus.GaugeValue, c.PerToken, name, "constrained_decode", "per_token", src(es.constrainedFitted))

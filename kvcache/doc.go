@@ -18,7 +18,11 @@
 //     H200Llama8BSamples for the measurement) it estimates each strategy's engine time
 //     per session and picks the cheapest among those the backend can do, with hysteresis,
 //     since each switch breaks every cached prefix of the profile. Its decisions and
-//     estimates are Prometheus metrics on a Registerer its owner passes.
+//     estimates are Prometheus metrics on a Registerer its owner passes. A strategy whose
+//     modelled session outgrows the engine's context window (Engine.ContextTokens,
+//     configured or reported: ObserveContext) is not weighed: a 73,000-token catalog under
+//     mask on a 64k context is never served, and index (the catalog's index in the
+//     prompt, each load's definitions appended at the end) or remove is.
 //   - Router picks a replica per request: the prefix's rendezvous home, then the thread's
 //     last replica, yielding to the least loaded past SGLang-style absolute and relative
 //     load thresholds; it tracks in-flight counts and health (backends/replicas uses it).

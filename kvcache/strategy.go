@@ -32,7 +32,7 @@ const (
 // Strategies returns every strategy the auto strategy knows, in the order estimates are
 // reported and ties are broken.
 func Strategies() []Strategy {
-	return []Strategy{StrategyEager, StrategyMask, StrategyAllowedTools, StrategyRemove, StrategyValidate}
+	return []Strategy{StrategyEager, StrategyMask, StrategyAllowedTools, StrategyRemove, StrategyValidate, StrategyIndex}
 }
 
 // Capabilities are what a backend can do, which bounds the strategies open to it.
@@ -57,10 +57,15 @@ type Engine struct {
 	// Decode is the engine's decode time. If zero, DefaultDecode.
 	Decode DecodeCost
 	// ConstrainedDecode is its decode time under the gateway's constraint, which mask
-	// pays and the other strategies do not (a grammar or token mask is work at every
+	// and index pay and the other strategies do not (a grammar or token mask is work at every
 	// step). If zero, Decode: no extra cost until measured (CostModel.ObserveDecode with
 	// constrained samples) or configured.
 	ConstrainedDecode DecodeCost
+	// ContextTokens is the engine's context window for one request, prompt and answer
+	// together, in tokens (llama-server's n_ctx per slot, the embedded engine's num_ctx).
+	// A strategy whose modelled session outgrows it is not open (window.go). Zero:
+	// unknown, and nothing is ruled out by size.
+	ContextTokens int
 }
 
 // withDefaults fills e's zero costs.
@@ -115,13 +120,17 @@ const (
 )
 
 // toolTokens is the size of the tools array a strategy starts a session with: the part
-// of the prompt every session of the profile shares.
+// of the prompt every session of the profile shares. Under index it is the meta-tools
+// carrying the catalog's index. The client's callable tools, which every strategy sends
+// alike, are counted in none.
 func toolTokens(s Strategy, cat CatalogSize) float64 {
 	switch s {
 	case StrategyEager:
 		return float64(cat.Tokens)
 	case StrategyRemove:
 		return float64(cat.MetaTokens)
+	case StrategyIndex:
+		return float64(cat.IndexTokens)
 	default:
 		return float64(cat.MetaTokens + cat.Tokens)
 	}
@@ -133,13 +142,22 @@ func sessionTurns(w Workload) int { return max(1, int(math.Round(w.TurnsPerSessi
 // sessionSeconds is the modelled engine time of one average session under s: each turn
 // prefills its new input on top of what is cached, runs its share of loads (and of stray
 // retries under validate), then decodes its answer, which stays in the cache; under mask
-// every decode is at the engine's constrained cost. The tools
-// every session starts with are prefilled once per shared sessions. Under remove a load
-// appends tools before the conversation, so the whole conversation is prefilled again.
-// Loads and strays enter as expected (fractional) counts per turn.
+// and index every decode is at the engine's constrained cost. The tools every session
+// starts with are prefilled once per shared sessions. Under remove a load appends tools
+// before the conversation, so the whole conversation is prefilled again. Under index a
+// load's result carries the loaded tools' definitions at the end of the conversation:
+// they are prefilled once, nothing before them again, and every later token is decoded
+// over them. Loads and strays enter as expected (fractional) counts per turn.
 func sessionSeconds(s Strategy, w Workload, cat CatalogSize, shared float64, e Engine) float64 {
+	secs, _ := session(s, w, cat, shared, e)
+	return secs
+}
+
+// session is sessionSeconds and the context the session ends with: its last turn's
+// prompt and the answer decoded after it, the tokens the engine's window must hold.
+func session(s Strategy, w Workload, cat CatalogSize, shared float64, e Engine) (secs, context float64) {
 	pre, dec := e.Prefill, e.Decode
-	if s == StrategyMask && !e.ConstrainedDecode.IsZero() {
+	if (s == StrategyMask || s == StrategyIndex) && !e.ConstrainedDecode.IsZero() {
 		dec = e.ConstrainedDecode
 	}
 	call := func(cached, computed float64) float64 {
@@ -168,7 +186,10 @@ func sessionSeconds(s Strategy, w Workload, cat CatalogSize, shared float64, e E
 		total += call(tools+x, w.InputTokensPerTurn)
 		x += w.InputTokensPerTurn
 		if perTurn > 0 {
-			const r = loadCallTokens + loadResultTokens
+			r := float64(loadCallTokens + loadResultTokens)
+			if s == StrategyIndex {
+				r += w.TokensPerLoad // the definitions, in the load's result
+			}
 			next := call(tools+x, r)
 			if s == StrategyRemove {
 				next = call(tools, w.TokensPerLoad+x+r)
@@ -187,7 +208,7 @@ func sessionSeconds(s Strategy, w Workload, cat CatalogSize, shared float64, e E
 		total += dec.seconds(tools+x, w.OutputTokensPerTurn)
 		x += w.OutputTokensPerTurn
 	}
-	return total
+	return total, tools + x
 }
 
 // breakSeconds is the one-off cost of moving a profile's sessions to s: its tools are
@@ -203,7 +224,9 @@ func breakSeconds(s Strategy, w Workload, cat CatalogSize, live float64, e Engin
 	return pre.seconds(0, tools) - pre.Fixed + max(live, 1)*(pre.seconds(tools, conv)-pre.Fixed)
 }
 
-// eligible reports whether s is open to a backend with caps, for a catalog of cat.
+// eligible reports whether the backend with caps can do s for a catalog of cat, its
+// context aside (window.go). Index needs the size of its index: a catalog whose index
+// was not measured (IndexTokens zero) is not offered it rather than guessed.
 func eligible(s Strategy, caps Capabilities, cat CatalogSize, eagerMaxTools int) bool {
 	switch s {
 	case StrategyEager:
@@ -216,6 +239,8 @@ func eligible(s Strategy, caps Capabilities, cat CatalogSize, eagerMaxTools int)
 		return caps.CachesPrefixes
 	case StrategyRemove:
 		return true
+	case StrategyIndex:
+		return caps.Index && cat.IndexTokens > 0
 	}
 	return false
 }
