@@ -121,7 +121,11 @@ func (b *Backend) ChatCompletion(parent context.Context, req *backends.Request) 
 	if req.Stream {
 		accept = "text/event-stream"
 	}
-	resp, cancel, err := b.up.Open(parent, "/v1/messages", t.body, accept)
+	var header http.Header
+	if t.deferred {
+		header = http.Header{"Anthropic-Beta": {betaToolSearch}}
+	}
+	resp, cancel, err := b.up.OpenWith(parent, "/v1/messages", t.body, accept, header)
 	if err != nil {
 		return nil, err
 	}

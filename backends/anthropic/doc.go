@@ -9,8 +9,10 @@
 // stream translation, and the mapping of Anthropic's errors to what the client sees. It
 // never writes to the client, never reads the environment (the key comes in Options),
 // never re-marshals the client's JSON through maps, and never claims to constrain
-// decoding: it is not a backends.ToolConstrainer, so the gateway sends it only the tools
-// the model may call, and every response with tools says Strategy "remove".
+// decoding: it is not a backends.ToolConstrainer, so under mask and remove the gateway
+// sends it only the tools the model may call, and every such response says Strategy
+// "remove". It serves strategy index natively (a backends.ToolLoader of kind
+// LoadDeferred; see "Deferred tools" below).
 //
 // # Bytes
 //
@@ -106,6 +108,22 @@
 // the finish chunk and a usage chunk with no choices, after which Next returns io.EOF. A
 // stream that ends before message_stop ends with backends.ErrTruncated, and an error
 // event ends it with a *backends.Error (503 for overloaded_error).
+//
+// # Deferred tools
+//
+// Under strategy index the gateway's tools array ends with the catalog's tools that are
+// not callable yet, each with "defer_loading": true; they go to Anthropic as tools with
+// defer_loading: true, whose definitions the API keeps out of the prompt. A tool message
+// answering a load_tool call of the assistant message before it holds the gateway's
+// load result; it becomes a tool_result whose content is one
+// {"type":"tool_reference","tool_name"} per deferred tool in the result's "tools" (the
+// API expands each into the tool's definition at that point of the conversation), then
+// a text block with the result without those definitions. So every request of a session
+// carries the same tools and system bytes, and a load only appends. Such a request
+// carries anthropic-beta: advanced-tool-use-2025-11-20; tool_choice allowed_tools then
+// narrows nothing (every tool is sent, so the bytes stay), and no breakpoint goes on a
+// deferred tool, which is not part of the cached prefix. The response says Strategy
+// "index".
 //
 // # Errors
 //

@@ -13,8 +13,11 @@ import (
 // convertMessages translates messages in order. System and developer messages become
 // system blocks wherever they stand (the Messages API has no system role inside
 // messages); tool messages become tool_result blocks of a user turn; consecutive turns
-// of one role are merged into one, and a message with no content left is skipped.
-func convertMessages(msgs []inMessage, names *toolname.Map) (system []block, turns []*turn, err error) {
+// of one role are merged into one, and a message with no content left is skipped. When
+// deferred holds the request's deferred tools, a tool message answering a load_tool call
+// of the assistant message before it becomes tool_reference blocks (deferred.go).
+func convertMessages(msgs []inMessage, names *toolname.Map, deferred map[string]bool) (system []block, turns []*turn, err error) {
+	var calls map[string]string // the last assistant message's calls: id → name
 	add := func(role string, results, blocks []block) {
 		if len(results)+len(blocks) == 0 {
 			return
@@ -48,6 +51,10 @@ func convertMessages(msgs []inMessage, names *toolname.Map) (system []block, tur
 			if err != nil {
 				return nil, nil, err
 			}
+			calls = make(map[string]string, len(m.ToolCalls))
+			for _, c := range m.ToolCalls {
+				calls[c.ID] = c.Function.Name
+			}
 			for j := range m.ToolCalls {
 				u, err := toolUse(&m.ToolCalls[j], fmt.Sprintf("%s.tool_calls[%d]", param, j), names)
 				if err != nil {
@@ -57,9 +64,14 @@ func convertMessages(msgs []inMessage, names *toolname.Map) (system []block, tur
 			}
 			add("assistant", nil, b)
 		case "tool":
-			r, err := toolResult(m, param)
-			if err != nil {
-				return nil, nil, err
+			r, ok := block{}, false
+			if deferred != nil && calls[m.ToolCallID] == loadTool {
+				r, ok = loadResult(m, names, deferred)
+			}
+			if !ok {
+				if r, err = toolResult(m, param); err != nil {
+					return nil, nil, err
+				}
 			}
 			add("user", []block{r}, nil)
 		case "":

@@ -19,8 +19,12 @@ type translated struct {
 	model string
 	// names maps the client's tool names to the ones Anthropic saw; nil when none changed.
 	names *toolname.Map
-	// strategy is Response.Strategy: "remove" when the request carries tools.
+	// strategy is Response.Strategy: "remove" when the request carries tools, "index"
+	// when some of them are deferred.
 	strategy string
+	// deferred is true when some tool is sent with defer_loading, which needs the tool
+	// search beta (betaToolSearch).
+	deferred bool
 }
 
 // block is one JSON object to send (a content block, a system block or a tool), kept
@@ -29,6 +33,9 @@ type translated struct {
 type block struct {
 	json  []byte
 	cache bool
+	// deferred marks a tool sent with defer_loading: it is not part of the cached
+	// prefix, so no breakpoint goes on it.
+	deferred bool
 }
 
 // turn is one Anthropic message. A user turn lists its tool results first: the Messages
@@ -76,11 +83,18 @@ func translateRequest(body []byte, model string, maxTokens int) (*translated, er
 	if err != nil {
 		return nil, err
 	}
+	deferred := deferredTools(r.Tools)
+	if deferred != nil {
+		// Under index every tool is sent, deferred or not, so the tools' bytes stay the
+		// same across loads; the API itself keeps a deferred tool uncallable until a
+		// tool_reference loads it.
+		choice.send = nil
+	}
 	tools, err := convertTools(r.Tools, choice.send, names)
 	if err != nil {
 		return nil, err
 	}
-	system, turns, err := convertMessages(r.Messages, names)
+	system, turns, err := convertMessages(r.Messages, names, deferred)
 	if err != nil {
 		return nil, err
 	}
@@ -176,16 +190,23 @@ func translateRequest(body []byte, model string, maxTokens int) (*translated, er
 	}
 	out = append(out, '}')
 
-	t := &translated{body: out, model: model, names: names}
-	if len(r.Tools) > 0 {
+	t := &translated{body: out, model: model, names: names, deferred: deferred != nil}
+	switch {
+	case deferred != nil:
+		t.strategy = strategyIndex
+	case len(r.Tools) > 0:
 		t.strategy = strategyRemove
 	}
 	return t, nil
 }
 
-// strategyRemove is the only strategy this backend can apply: Anthropic cannot constrain
-// decoding, so the model may call any tool it is sent.
-const strategyRemove = "remove"
+// strategyRemove is what this backend applies to tools sent whole: Anthropic cannot
+// constrain decoding, so the model may call any tool it is sent. strategyIndex is
+// what it applies when the gateway sends the catalog deferred (backends.LoadDeferred).
+const (
+	strategyRemove = "remove"
+	strategyIndex  = "index"
+)
 
 // cacheControl is the breakpoint member. Only "ephemeral" exists; no ttl is sent, so the
 // default lifetime (5 minutes, refreshed on each hit) applies.
@@ -223,7 +244,10 @@ func isNull(raw json.RawMessage) bool {
 // messages, and caches the prefix up to each breakpoint:
 //
 //  1. the stable part: the last system block, which covers the tools too, or the last
-//     tool when there is no system prompt;
+//     tool when there is no system prompt — the last one sent whole: deferred tools are
+//     not part of the prefix ("Tool use with prompt caching": a deferred tool's
+//     definition is appended inline where a tool_reference loads it, so loading one
+//     leaves the prefix as it was);
 //  2. the end of the conversation, so the next turn, which extends it, reads it;
 //  3. the end of the turn before the last assistant answer — where the previous
 //     request's breakpoint 2 was — so this turn reads that entry exactly. The API looks
@@ -237,8 +261,13 @@ func placeBreakpoints(system, tools []block, turns []*turn) {
 	switch {
 	case len(system) > 0:
 		system[len(system)-1].cache = true
-	case len(tools) > 0:
-		tools[len(tools)-1].cache = true
+	default:
+		for i := len(tools) - 1; i >= 0; i-- {
+			if !tools[i].deferred {
+				tools[i].cache = true
+				break
+			}
+		}
 	}
 	turns[len(turns)-1].last().cache = true
 	for k := len(turns) - 1; k >= 1; k-- {

@@ -30,6 +30,10 @@ import (
 //   - "Vision": image source types base64 (image/jpeg, png, gif, webp) and url.
 //   - "Prompt caching": cache_control {"type":"ephemeral"} on a tool, a system block or a
 //     content block; at most 4 breakpoints; prefix order tools, system, messages.
+//   - "Tool search tool" and "Tool use with prompt caching" (index_two_loads): a tool
+//     with defer_loading: true; a client tool's tool_result holding tool_reference
+//     blocks ({"type":"tool_reference","tool_name"}); deferred tools are not part of the
+//     cached prefix.
 //
 // Run `go test ./backends/anthropic/ -run TestGolden -update` to rewrite them after a
 // reviewed change. They are stored indented for review; indenting keeps member order
@@ -68,6 +72,7 @@ var goldenCases = []struct {
 	{"images", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"compare"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},{"type":"image_url","image_url":{"url":"https://example.com/cat.jpg","detail":"high"}}]}]}`},
 	{"stream_merges_turns", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":5,"max_completion_tokens":128,"stop":["END","STOP"],` +
 		`"messages":[{"role":"user","content":"one"},{"role":"user","content":"two"},{"role":"assistant","content":""},{"role":"user","content":"   "},{"role":"user","content":"three"}]}`},
+	{"index_two_loads", idxBody(3, false)},
 	{"foreign_call_ids", `{"model":"m","messages":[{"role":"user","content":"time?"},` +
 		`{"role":"assistant","tool_calls":[{"id":"functions.get_time:0","type":"function","function":{"name":"get_time","arguments":"{}"}}]},` +
 		`{"role":"tool","tool_call_id":"functions.get_time:0","content":"12:00"},{"role":"assistant","content":"It is noon."},{"role":"user","content":"thanks"}]}`},

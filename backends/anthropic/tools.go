@@ -114,7 +114,8 @@ func parseToolChoice(raw json.RawMessage, tools []inTool, parallel *bool, names 
 // convertTools translates the tools for which send is true (all when send is nil), in
 // the client's order: name (mapped), description and input_schema, both as the client
 // wrote them. A tool without parameters gets an empty object schema, which the Messages
-// API requires. OpenAI's strict is not sent (see the package documentation).
+// API requires. OpenAI's strict is not sent (see the package documentation). A tool
+// the gateway marked "defer_loading": true is sent with defer_loading: true.
 func convertTools(tools []inTool, send map[string]bool, names *toolname.Map) ([]block, error) {
 	var out []block
 	for i, t := range tools {
@@ -148,7 +149,12 @@ func convertTools(tools []inTool, send map[string]bool, names *toolname.Map) ([]
 		default:
 			b = append(b, s...)
 		}
-		out = append(out, block{json: append(b, '}')})
+		if t.DeferLoading {
+			// Sent deferred: the API keeps the definition out of the prompt until a
+			// tool_reference in a tool result loads it (deferred.go).
+			b = append(b, `,"defer_loading":true`...)
+		}
+		out = append(out, block{json: append(b, '}'), deferred: t.DeferLoading})
 	}
 	return out, nil
 }

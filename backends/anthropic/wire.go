@@ -66,10 +66,12 @@ type inToolCall struct {
 	} `json:"function"`
 }
 
-// inTool is one entry of "tools".
+// inTool is one entry of "tools". DeferLoading is a member of the tool object beside
+// function, as the gateway writes it under strategy index (backends.LoadDeferred).
 type inTool struct {
-	Type     string `json:"type"`
-	Function struct {
+	Type         string `json:"type"`
+	DeferLoading bool   `json:"defer_loading"`
+	Function     struct {
 		Name        string          `json:"name"`
 		Description json.RawMessage `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
