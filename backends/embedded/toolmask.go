@@ -9,10 +9,24 @@ import (
 	"sync"
 
 	"github.com/maskgate/maskgate/backends"
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
 )
 
-var _ backends.ToolConstrainer = (*Backend)(nil)
+var (
+	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.ToolLoader      = (*Backend)(nil)
+)
+
+// LoadsTools: where the engine constrains calls (ConstrainsTools) it serves strategy
+// index by definition: the call grammar holds a call to a tool of Request.Definitions
+// to its schema (toolCatalog), while the chat template renders Body's tools only.
+func (b *Backend) LoadsTools() backends.LoadKind {
+	if !b.format.constrains {
+		return backends.LoadNone
+	}
+	return backends.LoadByDefinition
+}
 
 // toolMasks builds the model's vocabulary index and the grammar sampler's view of it
 // once (about 0.1 s and 50 MB for a 128k vocabulary, so only when a request first has
@@ -111,8 +125,28 @@ func toolSpec(req *backends.Request, r *request, f masking.Format) (masking.Spec
 }
 
 // toolCatalog is the catalog of the request's tools array, kept per ToolsID so each
-// tool's arguments grammar is rendered once.
+// tool's arguments grammar is rendered once. Under strategy index, when
+// Request.Definitions holds tools, it is built for this request alone from the tools
+// array and the definitions together (a name in both keeps the array's schema): the
+// definitions change per request, so no catalog kept under the ToolsID takes them in.
+// They are a few loaded tools beside the meta-tools, read in microseconds.
 func (b *Backend) toolCatalog(req *backends.Request, r *request, ix *masking.Index) (*masking.Catalog, error) {
+	if len(req.Definitions) > 0 {
+		defs, err := oai.ToolSchemas(req.Definitions)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: request definitions: %w", err)
+		}
+		if len(defs) > 0 {
+			params := make(map[string]json.RawMessage, len(r.chat.Tools)+len(defs))
+			for _, d := range defs {
+				params[d.Name] = d.Parameters
+			}
+			for _, t := range r.chat.Tools {
+				params[t.Function.Name] = t.Function.Parameters
+			}
+			return masking.NewCatalog(params), nil
+		}
+	}
 	return b.masks.catalogs.Get(req.ToolsID, func() (map[string]json.RawMessage, error) {
 		params := make(map[string]json.RawMessage, len(r.chat.Tools))
 		names := make([]string, 0, len(r.chat.Tools))
