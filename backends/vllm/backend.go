@@ -141,6 +141,7 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 			return nil, err
 		}
 	}
+	in = b.catalogFirst(in, req) // catalogfirst.go
 	body, outcome, err := b.constrain(in, req)
 	if err != nil {
 		return nil, err

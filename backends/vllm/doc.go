@@ -20,6 +20,13 @@
 // names still answers a call outside the loaded set). SGLang's backend, on this type,
 // does the same with the tag in response_format.
 //
+// Catalog first (catalogfirst.go): where backends.Request.CatalogFirst asks and the
+// format is Hermes (configured or the default), a leading system message with text moves
+// behind an empty one, so Hermes/Qwen templates write the tools into the first system
+// turn and the client's system prompt as a turn after them: sessions whose system
+// prompts differ share the catalog in the prefix cache. Other formats keep their
+// template's order.
+//
 // Prefill (prefill.go): a conversation that ends with an assistant message's text is
 // sent with continue_final_message true and add_generation_prompt false, unless the
 // client set either, so the engine continues that turn (Anthropic's prefill).
