@@ -68,6 +68,7 @@ var (
 	_ backends.Pinger          = (*Backend)(nil)
 	_ backends.ModelLister     = (*Backend)(nil)
 	_ backends.ToolConstrainer = (*Backend)(nil)
+	_ backends.ToolLoader      = (*Backend)(nil)
 	_ backends.EndpointPasser  = (*Backend)(nil)
 )
 
@@ -225,6 +226,25 @@ func (b *Backend) IsolatesCache() bool {
 		}
 	}
 	return true
+}
+
+// LoadsTools is the replicas' way of serving strategy index when every replica has the
+// same one, else LoadNone (the gateway then serves remove): a request, Definitions and
+// all, may reach any replica, so each must read it the same way.
+func (b *Backend) LoadsTools() backends.LoadKind {
+	kind := backends.LoadNone
+	for i, r := range b.opt.Replicas {
+		l, ok := r.Backend.(backends.ToolLoader)
+		if !ok {
+			return backends.LoadNone
+		}
+		k := l.LoadsTools()
+		if i > 0 && k != kind {
+			return backends.LoadNone
+		}
+		kind = k
+	}
+	return kind
 }
 
 // ConstrainsTools reports true only when every replica enforces Request.Allowed, so the

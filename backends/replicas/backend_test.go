@@ -397,6 +397,44 @@ func TestConstrainsTools_OnlyWhenEveryReplicaDoes(t *testing.T) {
 	}
 }
 
+// loader is a backend that says how it serves strategy index.
+type loader struct {
+	fake
+	kind backends.LoadKind
+}
+
+func (l loader) LoadsTools() backends.LoadKind { return l.kind }
+
+func TestLoadsTools_TheReplicasKindWhenEveryReplicaHasIt(t *testing.T) {
+	def, deferred := backends.LoadByDefinition, backends.LoadDeferred
+	tests := []struct {
+		name     string
+		replicas []backends.Backend
+		want     backends.LoadKind
+	}{
+		{"all by definition", []backends.Backend{loader{kind: def}, loader{kind: def}}, def},
+		{"one replica, deferred", []backends.Backend{loader{kind: deferred}}, deferred},
+		{"one cannot say", []backends.Backend{loader{kind: def}, fake{}}, backends.LoadNone},
+		{"one says none", []backends.Backend{loader{kind: def}, loader{kind: backends.LoadNone}}, backends.LoadNone},
+		{"kinds differ", []backends.Backend{loader{kind: def}, loader{kind: deferred}}, backends.LoadNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rs []Replica
+			for i, be := range tt.replicas {
+				rs = append(rs, Replica{ID: fmt.Sprint(i), Backend: be})
+			}
+			b, err := New(Options{Name: "p", Replicas: rs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := b.LoadsTools(); got != tt.want {
+				t.Errorf("LoadsTools() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestNew_RefusesNoReplicas(t *testing.T) {
 	if _, err := New(Options{Name: "p"}); err == nil || !strings.Contains(err.Error(), "url") {
 		t.Errorf("error %v", err)
