@@ -27,6 +27,10 @@
 // constraint of its own. The server needs a tool parser for the model's format
 // (--tool-call-parser qwen25, or hermes) to return tool_calls.
 //
+// Catalog first, where the request asks and the format is Hermes, is vllm's: the
+// client's system messages go behind an empty one, so the template writes the tools
+// ahead of them.
+//
 // A client's own response_format (other than {"type":"text"}) wins: the tag is not
 // added, the body goes as it came, and the response says strategy validate, not mask —
 // the prompt still has the whole catalog, and the gateway answers a call outside the
