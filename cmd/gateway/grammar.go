@@ -20,9 +20,9 @@ import (
 // grammarFor renders the loaded set as llama-server's grammar fields for one wire
 // format: a lazy GBNF grammar that starts at the format's trigger and then allows only
 // the allowed names, each with its own arguments rule from the tool's JSON Schema in the
-// request's tools array. The schemas of a tools array that has a ToolsID (the gateway's
-// whole catalog under mask) are read and rendered once per ID, in a cache private to the
-// backend.
+// request's tools array or, under strategy index, its Definitions. The schemas of a
+// tools array that has a ToolsID (the gateway's whole catalog under mask) are read and
+// rendered once per ID, in a cache private to the backend (requestCatalog).
 //
 // When no call may start at all (nothing allowed, mode auto), no grammar can say so; the
 // trigger is banned with logit_bias instead, which is exact only where the trigger is one
@@ -41,7 +41,7 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 		if r.Required {
 			spec.Mode = masking.ModeRequired
 		}
-		cat, err := catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) { return toolParams(r.Tools) })
+		cat, err := requestCatalog(&catalogs, r)
 		if err != nil {
 			return nil, err
 		}
@@ -70,6 +70,35 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 		}
 		return json.Marshal(g)
 	}
+}
+
+// requestCatalog is the catalog of the request's tools: Tools' catalog, kept per
+// ToolsID, or, when Definitions (strategy index) hold tools, one built for this request
+// alone from Tools and Definitions together (a name in both keeps Tools' schema), so
+// that a loaded tool's arguments follow its schema and no ToolsID's catalog ever holds
+// another request's definitions. Under index Tools are the meta-tools and the client's
+// own, and Definitions the few loaded tools: reading them per request is cheap.
+func requestCatalog(catalogs *masking.Catalogs, r llamacpp.GrammarRequest) (*masking.Catalog, error) {
+	defs, err := toolParams(r.Definitions)
+	if err != nil {
+		return nil, fmt.Errorf("definitions: %w", err)
+	}
+	if len(defs) == 0 {
+		return catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) { return toolParams(r.Tools) })
+	}
+	params, err := toolParams(r.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = make(map[string]json.RawMessage, len(defs))
+	}
+	for name, p := range defs {
+		if _, ok := params[name]; !ok {
+			params[name] = p
+		}
+	}
+	return masking.NewCatalog(params), nil
 }
 
 // toolParams reads each tool's parameters out of a tools array, as the client wrote them.
