@@ -66,6 +66,12 @@
 // temperature alone is the masked distribution exactly; go test -bench CallGrammar
 // measures the steps.
 //
+// Strategy index (LoadsTools: LoadByDefinition where the format constrains): a tool of
+// backends.Request.Definitions may be called as a tool of the tools array is, its
+// arguments held to its schema (the call grammar's catalog is then built for the request
+// from both, never kept under the ToolsID), while the template renders the tools array
+// alone, so the definition reaches the model only in the conversation.
+//
 // # Structured outputs
 //
 // A response_format (json_object, json_schema; backends/chatlayer's Format, a 400 for a

@@ -12,7 +12,10 @@
 // streaming too, and answers in OpenAI's shape; a call n_predict cut short is still a
 // call, with the arguments so far and finish_reason "length". Options.Grammar gets the
 // client's tools array (and its ToolsID) so the grammar can hold each tool's arguments to
-// its schema. Tokenize (POST /tokenize) and
+// its schema. Under strategy index (LoadsTools: LoadByDefinition with a grammar) it also
+// gets backends.Request.Definitions (GrammarRequest.Definitions), the loaded tools the
+// tools array leaves out, held to their schemas alike; they never reach /apply-template.
+// Tokenize (POST /tokenize) and
 // ChatTemplate (GET /props, from which toolcall.Detect tells the format) are optional
 // abilities for the gateway's constraint and configuration code.
 //
