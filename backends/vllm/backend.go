@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
@@ -27,6 +28,9 @@ type Backend struct {
 	catalogs masking.Catalogs
 	known    knownTools // each ToolsID's tools array as a scan last validated it
 	salts    bool       // cache_salt is vLLM's; SGLang, built on this type, has none
+	// templateOrder is set once the engine's template refused a catalog-first body that
+	// it took in the client's order (catalogfirst.go).
+	templateOrder atomic.Bool
 }
 
 var (
@@ -141,7 +145,14 @@ func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*b
 			return nil, err
 		}
 	}
-	in = b.catalogFirst(in, req) // catalogfirst.go
+	if moved := b.catalogFirst(in, req); len(moved) != len(in) { // catalogfirst.go
+		return b.catalogFirstOrNot(ctx, req, moved, in)
+	}
+	return b.chat(ctx, req, in)
+}
+
+// chat constrains in (the request's body with the backend's own edits) and sends it.
+func (b *Backend) chat(ctx context.Context, req *backends.Request, in []byte) (*backends.Response, error) {
 	body, outcome, err := b.constrain(in, req)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,10 @@
 package vllm
 
 import (
+	"context"
+	"errors"
+	"net/http"
+
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/masking"
@@ -23,8 +27,13 @@ import (
 // nothing), or the messages do not begin with a system message that has text. Only the
 // messages member changes, and in it only the new element; a body that does not parse
 // goes as it is, for the engine to answer.
+//
+// A template that refuses the layout (one that raises on a system message after the
+// first, as Gemma's does, served under the default format) answers 400; the request is
+// then sent again in the client's order (catalogFirstOrNot), and if that one is taken
+// the backend keeps the template's order from then on.
 func (b *Backend) catalogFirst(body []byte, req *backends.Request) []byte {
-	if !req.CatalogFirst || b.format.Name != masking.Hermes().Name {
+	if !req.CatalogFirst || b.format.Name != masking.Hermes().Name || b.templateOrder.Load() {
 		return body
 	}
 	var obj *oai.Object
@@ -49,4 +58,22 @@ func (b *Backend) catalogFirst(body []byte, req *backends.Request) []byte {
 		return body
 	}
 	return obj.Set("messages", moved)
+}
+
+// catalogFirstOrNot sends moved, the catalog-first body, and on a 400 that is not a
+// context overflow sends in, the client's order, instead: the engine's template refused
+// the layout (a body the engine refuses for another reason is refused again, with that
+// answer). When the second is taken, the template's order is kept for every later
+// request. Both are refused before any of the answer reaches the client, so a stream is
+// retried whole.
+func (b *Backend) catalogFirstOrNot(ctx context.Context, req *backends.Request, moved, in []byte) (*backends.Response, error) {
+	resp, err := b.chat(ctx, req, moved)
+	var e *backends.Error
+	if err == nil || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Overflow != nil {
+		return resp, err
+	}
+	if resp, err = b.chat(ctx, req, in); err == nil {
+		b.templateOrder.Store(true)
+	}
+	return resp, err
 }

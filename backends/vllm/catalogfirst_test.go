@@ -238,3 +238,75 @@ func jinjaValue(dec *json.Decoder) (jinja.Value, error) {
 	}
 	return jinja.Value{}, errors.New(fmt.Sprint("unexpected ", d))
 }
+
+// TestCatalogFirst_ATemplateThatRefusesItGetsTheClientsOrder: an engine whose template
+// raises on a system message after the first (Gemma's: "Conversation roles must
+// alternate", vLLM's 400) is sent the client's order again at once and answers; the
+// backend then keeps the template's order. A 400 that the client's order gets too, or a
+// context overflow, is the client's answer and changes nothing.
+func TestCatalogFirst_ATemplateThatRefusesItGetsTheClientsOrder(t *testing.T) {
+	const refusal = `{"object":"error","message":"Conversation roles must alternate user/assistant/user/assistant/...","type":"BadRequestError","param":null,"code":400}`
+	const overflow = `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please reduce the length of the input messages.","type":"BadRequestError","param":null,"code":400}`
+	var sent []string
+	answer := refusal // what a catalog-first body gets; the client's order gets plain unless always
+	always := false
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := io.ReadAll(r.Body)
+		sent = append(sent, string(got))
+		if always || bytes.Contains(got, []byte(`"messages":[`+oai.EmptySystem)) {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, answer)
+			return
+		}
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	defer up.Close()
+	body := cfRequest("You are an agent.", "")
+	req := &backends.Request{Body: []byte(body), Allowed: []string{"read_file"}, CatalogFirst: true}
+	moved := func(s string) bool {
+		m, _ := oai.Get([]byte(s), "messages")
+		return bytes.HasPrefix(m, []byte(`[`+oai.EmptySystem))
+	}
+	newBackend := func() *Backend {
+		b, err := New(openaicompat.Options{Name: "v", BaseURL: up.URL + "/v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	// Refused for the layout: sent again in the client's order, which is answered.
+	b := newBackend()
+	sent = nil
+	if _, err := b.ChatCompletion(context.Background(), req); err != nil {
+		t.Fatalf("the client's order was not tried: %v", err)
+	}
+	if len(sent) != 2 || !moved(sent[0]) || moved(sent[1]) {
+		t.Fatalf("sent %d bodies (first moved %v), want the catalog-first one then the client's", len(sent), len(sent) > 0 && moved(sent[0]))
+	}
+	sent = nil
+	if _, err := b.ChatCompletion(context.Background(), req); err != nil || len(sent) != 1 || moved(sent[0]) {
+		t.Fatalf("after a refusal: err %v, %d bodies, want one in the client's order", err, len(sent))
+	}
+
+	// Refused whatever the order: the second refusal is the answer, and the layout stays.
+	b, always = newBackend(), true
+	sent = nil
+	_, err := b.ChatCompletion(context.Background(), req)
+	var e *backends.Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || len(sent) != 2 {
+		t.Fatalf("refused in both orders: err %v, %d bodies", err, len(sent))
+	}
+	sent = nil
+	b.ChatCompletion(context.Background(), req)
+	if len(sent) == 0 || !moved(sent[0]) {
+		t.Error("a refusal in both orders turned the layout off")
+	}
+
+	// A context overflow is not the template's refusal: no second request.
+	b, answer, always = newBackend(), overflow, false
+	sent = nil
+	if _, err := b.ChatCompletion(context.Background(), req); !errors.As(err, &e) || e.Overflow == nil || len(sent) != 1 {
+		t.Errorf("overflow: err %v, %d bodies, want the overflow after one", err, len(sent))
+	}
+}
