@@ -134,20 +134,6 @@ type Backend struct {
 	Routing Routing `yaml:"routing"`
 }
 
-// Routing names a request's conversation to a router in front of a backend's engines
-// (vLLM's production-stack router, the SGLang model gateway, llm-d's inference
-// scheduler, Dynamo's frontend), so its turns reach the engine that holds its prefix.
-type Routing struct {
-	// HintHeader is the request header the hint goes in (x-user-id for vLLM's
-	// production-stack router with --session-key x-user-id, for one). Empty: no hint.
-	HintHeader string `yaml:"hint_header"`
-	// HintValue is what it holds: thread (default: the request's salted thread id, so
-	// each conversation keeps its engine; none for a request that names no thread) or
-	// caller (a salted hash of the caller's key: all of a caller's conversations share
-	// one engine). Only with hint_header.
-	HintValue string `yaml:"hint_value"`
-}
-
 // Key is one client key. The key itself is never in the file: KeyHash is its SHA-256
 // (gateway -hash-key prints it), or KeyEnv names a variable that holds it. Exactly one.
 type Key struct {

@@ -84,7 +84,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad search mode", "search:\n  mode: both\n", `g.yaml:2: search.mode: unknown mode "both" (server or client)`},
 		{"negative max_rounds", "search:\n  max_rounds: -1\n", "g.yaml:2: search.max_rounds: must be positive"},
 		{"routing hint value without a header", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_value: thread\n",
-			"g.yaml:7: backends[0].routing.hint_value: applies only with hint_header: name the header the router reads"},
+			"g.yaml:7: backends[0].routing.hint_value: applies only with hint_header, session_token or nvext.session_control: name where the router reads it"},
 		{"routing hint header not a token", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_header: x session\n",
 			`g.yaml:7: backends[0].routing.hint_header: "x session" is not a header name`},
 		{"routing hint on a header the request needs", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      hint_header: Authorization\n",
@@ -94,7 +94,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"routing hint on the embedded engine", "backends:\n  - name: a\n    kind: embedded\n    model: m.gguf\n    models: [m]\n    routing:\n      hint_header: x-session-id\n",
 			"g.yaml:7: backends[0].routing.hint_header: kind embedded runs in this process"},
 		{"unknown routing key", "backends:\n  - name: a\n    kind: vllm\n    url: http://x/v1\n    models: [m]\n    routing:\n      header: x\n",
-			"g.yaml:7: backends[0].routing.header: unknown key (known keys here: hint_header, hint_value)"},
+			"g.yaml:7: backends[0].routing.header: unknown key (known keys here: hint_header, hint_value, session_token, nvext)"},
 		{"unknown admin key", "admin:\n  request_logs: 10\n",
 			"g.yaml:2: admin.request_logs: unknown key (known keys here: request_log, event_interval)"},
 	}

@@ -328,42 +328,6 @@ func (c *Config) checkFilters(file string, bad func(key, format string, args ...
 	return nil
 }
 
-// reservedHints are headers a routing hint must not replace: the request's framing, its
-// content and the upstream's credentials.
-var reservedHints = []string{"authorization", "x-api-key", "content-type", "content-length",
-	"host", "accept", "transfer-encoding", "connection", "traceparent", "tracestate"}
-
-// validateRouting checks a backend's routing hint: a header name (an RFC 9110 token)
-// that is not one the request needs, a value source it knows, and a backend that sends
-// HTTP.
-func (c *Config) validateRouting(file, key string, b Backend) error {
-	bad := func(key, format string, args ...any) error {
-		return &Error{File: file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
-	}
-	r := b.Routing
-	if r.HintHeader == "" {
-		if r.HintValue != "" {
-			return bad(key+".hint_value", "applies only with hint_header: name the header the router reads")
-		}
-		return nil
-	}
-	if b.Kind == "embedded" {
-		return bad(key+".hint_header", "kind embedded runs in this process: there is no router to send a hint to")
-	}
-	if !httpToken(r.HintHeader) {
-		return bad(key+".hint_header", "%q is not a header name (letters, digits and !#$%%&'*+-.^_`|~)", r.HintHeader)
-	}
-	if slices.Contains(reservedHints, strings.ToLower(r.HintHeader)) {
-		return bad(key+".hint_header", "%s is a header the request itself needs; pick the one your router reads (x-session-id, x-user-id, ...)", r.HintHeader)
-	}
-	switch r.HintValue {
-	case "", "thread", "caller":
-	default:
-		return bad(key+".hint_value", "must be thread or caller (or left out for thread)")
-	}
-	return nil
-}
-
 // httpToken reports whether s is an RFC 9110 token, as a header name must be.
 func httpToken(s string) bool {
 	if s == "" {
