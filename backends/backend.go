@@ -57,7 +57,8 @@ type Request struct {
 	// keep what it derives from them. Empty when the tools have no such identity.
 	ToolsID string
 	// CatalogFirst asks a backend that renders the prompt itself (llama-server through
-	// /apply-template, the embedded engine) to lay the tools out ahead of the client's
+	// /apply-template, the embedded engine), or whose engine renders it from messages the
+	// backend may order (vLLM, SGLang), to lay the tools out ahead of the client's
 	// system prompt where the chat template allows it, so that sessions whose system
 	// prompts differ still share the catalog's tokens in the engine's prefix cache. A
 	// backend whose template cannot do it renders the template's own order.

@@ -105,7 +105,8 @@ type Options struct {
 	// request may choose with HeaderClientTools.
 	ClientTools string
 	// TemplateOrder keeps the chat template's own order of system prompt and tools where
-	// a backend renders the prompt (llama-server, the embedded engine). If false, the
+	// a backend renders the prompt (llama-server, the embedded engine) or lays out the
+	// messages the engine renders (vLLM, SGLang under Hermes). If false, the
 	// catalog goes ahead of the system prompt where the template allows it
 	// (backends.Request.CatalogFirst).
 	TemplateOrder bool
