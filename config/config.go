@@ -461,7 +461,7 @@ var FilterPhases = []string{"search", "load", "active"}
 var Kinds = []string{"llamacpp", "vllm", "sglang", "ollama", "openai", "anthropic", "embedded"}
 
 // Strategies a config may name.
-var Strategies = []string{"auto", "eager", "mask", "allowed_tools", "remove", "validate"}
+var Strategies = []string{"auto", "eager", "mask", "allowed_tools", "remove", "validate", "index"}
 
 // Formats a backend may name.
 var Formats = []string{"hermes", "llama3", "mistral", "harmony", "deepseek"}

@@ -68,6 +68,8 @@ type ToolOverride struct {
 // ToolFields are what an override or variant may set.
 type ToolFields struct {
 	Description *string `yaml:"description"`
+	// Summary replaces the tool's line in the catalog's index (strategy index).
+	Summary *string `yaml:"summary"`
 	// Parameters replaces the JSON schema.
 	Parameters RawJSON `yaml:"parameters"`
 	// Enabled false leaves the tool out.

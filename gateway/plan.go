@@ -46,6 +46,7 @@ const (
 	StrategyAllowedTools = planner.StrategyAllowedTools
 	StrategyRemove       = planner.StrategyRemove
 	StrategyValidate     = planner.StrategyValidate
+	StrategyIndex        = planner.StrategyIndex
 )
 
 // defaultProfile is the profile Options' own tool fields describe.
@@ -126,10 +127,11 @@ func backendRequest(x *exchange, p *planner.Plan, body []byte, model string, str
 	}
 	req := &backends.Request{Body: body, Model: model, Stream: stream, CacheSalt: x.cacheSalt, ReasoningEffort: x.effort,
 		// Catalog first only where the tools array holds still: the client's tools as
-		// sent (no plan) or the whole catalog. Under remove it changes with the loaded
-		// set, and ahead of the system prompt it would move that prompt with it (the
-		// embedded replay: remove computed 2,929 tokens a session instead of 2,658).
-		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder && (p == nil || p.WholeCatalog())}
+		// sent (no plan), the whole catalog, or index's meta-tools and index. Under
+		// remove it changes with the loaded set, and ahead of the system prompt it would
+		// move that prompt with it (the embedded replay: remove computed 2,929 tokens a
+		// session instead of 2,658).
+		CatalogFirst: x.prof != nil && !x.prof.TemplateOrder && (p == nil || p.StableTools())}
 	if p != nil {
 		p.Route(req, x.cacheSalt)
 	}
@@ -143,7 +145,7 @@ func learn(pl *planner.Planner, x *exchange) {
 	}
 	prefills, decodes := timingSamples(x)
 	pl.Observe(x.plan, planner.Outcome{Backend: x.backend, Usage: x.usage, Prefills: prefills, Decodes: decodes,
-		Constrained: x.strategy == StrategyMask})
+		Constrained: x.plan.Constrained()})
 }
 
 // timingSamples are the request's measured engine costs. The engine's own timings of

@@ -28,7 +28,8 @@ type Catalog struct {
 	render      []byte
 	versionOnce sync.Once
 	version     string
-	prefix      []byte // profile catalogs: the SHA-256 state after "[" and every tool
+	prefix      []byte       // profile catalogs: the SHA-256 state after "[" and every tool
+	indexTexts  [2]indexText // IndexText without and with the client's tools
 }
 
 // New builds a profile catalog from tools (from ParseTools, ReadFiles, or built by hand).

@@ -18,6 +18,10 @@ type Tool struct {
 	Parameters json.RawMessage
 	// Strict is the function's "strict" flag, or nil where it was not given.
 	Strict *bool
+	// Summary, when set, is the tool's line in the catalog's index (strategy index) in
+	// place of its description's first sentence: a profile's override. Never rendered in
+	// the tool's object.
+	Summary string
 	// Keywords are extra search terms; they are searched but never rendered.
 	Keywords []string
 	// Category is a free-form label; it is searched like a keyword and never rendered.

@@ -241,7 +241,7 @@ func (w *profiles) spec(pc config.Profile) profile.Spec {
 }
 
 func fields(f config.ToolFields) profile.Fields {
-	return profile.Fields{Description: f.Description, Parameters: json.RawMessage(f.Parameters), Enabled: f.Enabled}
+	return profile.Fields{Description: f.Description, Summary: f.Summary, Parameters: json.RawMessage(f.Parameters), Enabled: f.Enabled}
 }
 
 // sources are pc's tools in resolution order: files, inline, MCP servers.

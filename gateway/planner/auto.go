@@ -150,8 +150,12 @@ func (pl *Planner) countTokens(b []byte) int {
 }
 
 func (pl *Planner) catalogSize(cat *toolsearch.Catalog, autoLoad bool) kvcache.CatalogSize {
-	return cached(&pl.catalogs.mu, &pl.catalogs.sizes, maxCachedSizes, cat.Version()+boolJSON(autoLoad), func() kvcache.CatalogSize {
-		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: pl.countTokens(cat.Render()), MetaTokens: pl.countTokens(meta.Definitions(autoLoad))}
+	// The index without the client's tools, which callable client tools leave out: the
+	// estimate's catalog is the profile's.
+	index, id := cat.IndexText(false)
+	return cached(&pl.catalogs.mu, &pl.catalogs.sizes, maxCachedSizes, cat.Version()+boolJSON(autoLoad)+id, func() kvcache.CatalogSize {
+		return kvcache.CatalogSize{Tools: cat.Len(), Tokens: pl.countTokens(cat.Render()), MetaTokens: pl.countTokens(meta.Definitions(autoLoad)),
+			IndexTokens: pl.countTokens(meta.IndexDefinitions(autoLoad, index))}
 	})
 }
 
@@ -206,7 +210,7 @@ func (pl *Planner) Observe(p *Plan, o Outcome) {
 		}
 	}
 	t := kvcache.Turn{Input: input, Loads: len(p.loaded) - p.loadedAtStart, LoadedTokens: loadedTokens,
-		Strays: p.strays, Constrained: p.strategy == StrategyMask || p.strategy == StrategyAllowedTools}
+		Strays: p.strays, Constrained: p.Constrained() || p.strategy == StrategyAllowedTools}
 	if o.Usage != nil {
 		t.Output = o.Usage.CompletionTokens
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/toolsearch/meta"
 	"github.com/maskgate/maskgate/toolsearch/policy"
@@ -100,6 +101,9 @@ func (p *Plan) ToolsArray() []byte {
 	if p.strategy == StrategyEager {
 		return p.cat.Render()
 	}
+	if p.strategy == StrategyIndex {
+		return p.indexTools()
+	}
 	// A client that searches itself finds and loads tools with its own (Claude Code's
 	// ToolSearch) and is offered no meta-tools: under remove they would only be stray
 	// calls, and under mask definitions the model may not call. Where the whole catalog
@@ -130,7 +134,7 @@ func (p *Plan) ToolsArray() []byte {
 // allowed is what a constraining backend lets the model call under mask: the
 // meta-tools and the active loaded tools. Nil under other strategies.
 func (p *Plan) allowed() []string {
-	if p.strategy != StrategyMask {
+	if p.strategy != StrategyMask && (p.strategy != StrategyIndex || p.loadKind != backends.LoadByDefinition) {
 		return nil
 	}
 	return p.allowedNames()

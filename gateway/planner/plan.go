@@ -108,6 +108,15 @@ type Plan struct {
 	// toolChoice, when set, replaces the client's tool_choice (a namespace it named,
 	// expanded).
 	toolChoice []byte
+
+	// clientCallable: the client's tools are callable from the first turn (not managed):
+	// under index the engine sees them whole, never behind the index.
+	clientCallable bool
+	// loadKind is how the backend serves index (backends.ToolLoader).
+	loadKind backends.LoadKind
+	// missing, under index, are loaded tools whose definitions the conversation no longer
+	// holds: the request's next load brings them back (define).
+	missing []string
 }
 
 // Plan decides whether tools are managed for the request and, if so, plans them. A nil
@@ -211,6 +220,9 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 		rules:      pl.profiles.Load().rules,
 		removed:    removed,
 		clientMsgs: len(env.Messages),
+
+		clientCallable: callableTools && !in.ClientSearch,
+		loadKind:       loadKind(in.Upstream),
 	}
 	if n := len(env.Messages); n > 0 {
 		p.lastClient = env.Messages[n-1]
@@ -237,6 +249,14 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 	default:
 		if p.strategy, err = pl.chooseStrategy(ctx, prof, in.Backend, in.Upstream, cat, p.thread, snap.Pins); err != nil {
 			return nil, err
+		}
+		if p.strategy == StrategyIndex && in.ClientSearch {
+			// A client that searches itself loads with its own tool search: the index
+			// would only offer load_tool calls it may not make.
+			p.strategy = StrategyRemove
+			if capabilities(in.Upstream).Constrains {
+				p.strategy = StrategyMask
+			}
 		}
 	}
 	if raw, ok := env.Object.Get("tool_choice"); ok {
@@ -282,12 +302,20 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 		p.loaded = append(slices.Clip(p.loaded), add...)
 	}
 	p.loadedAtStart = len(p.loaded)
+	var progressive []string
 	if prof.Progressive && prof.ToolMode != ModeClient && !p.clientSearch {
 		if err := p.loadForUserMessage(ctx, env.Messages[len(env.Messages)-1]); err != nil {
 			return nil, err
 		}
+		progressive = p.loaded[p.loadedAtStart:]
 	}
 	p.messages = spliceMessages(env.Messages, splices)
+	if p.strategy == StrategyIndex {
+		p.findMissing()
+		if len(progressive) > 0 || (prof.Progressive && len(p.missing) > 0) {
+			p.loadExchange(progressive)
+		}
+	}
 	if _, ok := pl.cfg.Chooser.(Observer); ok {
 		p.newSession, p.added = turnInput(env.Messages)
 	}

@@ -83,6 +83,7 @@ func (p *Plan) MetaEnv() meta.Env {
 		AutoLoad: p.prof.AutoLoad,
 		TopK:     p.prof.SearchTopK,
 		MinScore: p.prof.SearchMinScore,
+		Define:   p.defineFunc(),
 	}
 }
 

@@ -37,6 +37,11 @@ const (
 	// StrategyValidate sends the same prompt as mask and constrains nothing: a call
 	// outside the loaded set is answered to the model and retried.
 	StrategyValidate = kvcache.StrategyValidate
+	// StrategyIndex sends the meta-tools, load_tool's description ending in a compact
+	// index of the catalog, and the client's callable tools, byte-identical whatever is
+	// loaded; a load puts the tools' definitions into the conversation, and the backend
+	// enforces the loaded set (or loads deferred tools itself).
+	StrategyIndex = kvcache.StrategyIndex
 )
 
 // Capabilities is what a backend can do for a strategy: kvcache's type. The gateway
@@ -65,7 +70,7 @@ type ChoiceInput struct {
 
 func capabilities(be backends.Backend) Capabilities {
 	c, ok := be.(backends.ToolConstrainer)
-	return Capabilities{Constrains: ok && c.ConstrainsTools()}
+	return Capabilities{Constrains: ok && c.ConstrainsTools(), Index: loadKind(be) != backends.LoadNone}
 }
 
 // chooseStrategy turns the configured strategy into the one this request uses on
@@ -80,7 +85,7 @@ func (pl *Planner) chooseStrategy(ctx context.Context, prof *Profile, backend st
 	st := prof.Strategy
 	if st == StrategyAuto || st == "" {
 		if pl.cfg.Chooser != nil {
-			if pinned, ok := pins[backend]; thread != "" && ok && (Strategy(pinned) != StrategyMask || caps.Constrains) {
+			if pinned, ok := pins[backend]; thread != "" && ok && (Strategy(pinned) != StrategyMask || caps.Constrains) && (Strategy(pinned) != StrategyIndex || caps.Index) {
 				return Strategy(pinned), nil
 			}
 			st = pl.cfg.Chooser.Choose(ChoiceInput{Profile: prof.Name, Backend: backend, Capabilities: caps, CatalogTools: cat.Len(), Catalog: pl.catalogSize(cat, prof.AutoLoad)})
@@ -102,6 +107,11 @@ func (pl *Planner) chooseStrategy(ctx context.Context, prof *Profile, backend st
 	if st == StrategyMask && !caps.Constrains {
 		st = StrategyValidate
 	}
+	if st == StrategyIndex && !caps.Index {
+		// Neither enforced nor loaded natively, a call to a tool seen only in the index
+		// could not even be read back (a template's parser knows the tools it was given).
+		st = StrategyRemove
+	}
 	return st, nil
 }
 
@@ -117,7 +127,13 @@ func Label(p *Plan, gateway Strategy, backend string) Strategy {
 }
 
 // WholeCatalog reports whether the engine sees every tool of the catalog.
-func (p *Plan) WholeCatalog() bool { return p.strategy != StrategyRemove }
+func (p *Plan) WholeCatalog() bool {
+	return p.strategy != StrategyRemove && p.strategy != StrategyIndex
+}
+
+// StableTools reports whether the engine's tools array holds still whatever is loaded:
+// every strategy but remove.
+func (p *Plan) StableTools() bool { return p.strategy != StrategyRemove }
 
 // Callable reports whether the model may call name in this request: a loaded tool
 // that the policy keeps active, or under eager any tool of the catalog it keeps.
@@ -153,7 +169,10 @@ func (p *Plan) Route(req *backends.Request, cacheSalt string) {
 		req.Prefix += "/" + cacheSalt
 	}
 	req.Thread = p.thread
-	if p.WholeCatalog() {
+	if p.strategy == StrategyIndex {
+		req.Definitions = p.definitions()
+		req.ToolsID = p.indexKey() // indexTools' bytes depend on nothing else
+	} else if p.WholeCatalog() {
 		// ToolsArray's bytes depend on nothing else.
 		req.ToolsID = p.cat.Version() + "/" + string(p.strategy) + "/" + boolJSON(p.prof.AutoLoad)
 		if p.metaHidden { // no meta-tools in its tools array (ToolsArray)

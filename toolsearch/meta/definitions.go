@@ -1,5 +1,11 @@
 package meta
 
+import (
+	"strings"
+
+	"github.com/maskgate/maskgate/backends/oai"
+)
+
 // Names of the meta-tools.
 const (
 	SearchTools = "search_tools"
@@ -40,6 +46,47 @@ const (
 	definitions         = `[` + searchToolsDef + `,` + loadToolDef + `]`
 	definitionsAutoLoad = `[` + searchToolsAutoDef + `]`
 )
+
+// definitionsNote ends a load's message under strategy index, where the result carries
+// the definitions.
+const definitionsNote = "Their definitions are in tools."
+
+// indexHeading introduces the catalog's index in the meta-tool that loads (strategy index).
+const indexHeading = "\n\nThe tools you can load, by namespace (name: what it does):\n"
+
+// IndexDefinitions returns the meta-tools as Definitions does, with the catalog's index
+// (toolsearch.Catalog.IndexText) at the end of the description of the meta-tool that
+// loads: load_tool's, or search_tools' when autoLoad is set. The bytes depend only on
+// autoLoad and index.
+func IndexDefinitions(autoLoad bool, index string) []byte {
+	def := loadToolDef
+	if autoLoad {
+		def = searchToolsAutoDef
+	}
+	text := oai.AppendString(nil, indexHeading+index)
+	// The description is the first "description" string of def; its closing quote is
+	// where the index goes.
+	i := strings.Index(def, `"description":"`) + len(`"description":"`)
+	end := i + closingQuote(def[i:])
+	with := def[:end] + string(text[1:len(text)-1]) + def[end:]
+	if autoLoad {
+		return []byte(`[` + with + `]`)
+	}
+	return []byte(`[` + searchToolsDef + `,` + with + `]`)
+}
+
+// closingQuote is the offset of the first unescaped '"' in s.
+func closingQuote(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(s)
+}
 
 // Definitions returns the meta-tools as an OpenAI "tools" array: search_tools then
 // load_tool, or search_tools alone (described as loading its results) when autoLoad is

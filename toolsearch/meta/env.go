@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/maskgate/maskgate/toolsearch"
 )
@@ -56,6 +57,19 @@ type Env struct {
 	// defaults there (5 results, the default score cut).
 	TopK     int
 	MinScore float64
+	// Define, under strategy index, returns the definitions a load puts into the
+	// conversation, as an OpenAI tools array: those of names (what the call loads) and of
+	// any loaded tool whose definition the conversation no longer holds; nil for none.
+	// Nil under every other strategy: results then name tools and carry no definitions.
+	Define func(names []string) json.RawMessage
+}
+
+// define is Define's answer for names, nil without Define.
+func (e *Env) define(names []string) json.RawMessage {
+	if e.Define == nil {
+		return nil
+	}
+	return e.Define(names)
 }
 
 func (e *Env) allowed(p Phase, name string) bool { return e.Allowed == nil || e.Allowed(p, name) }

@@ -14,6 +14,8 @@ type loadContent struct {
 	Message   string   `json:"message"`
 	ToolName  string   `json:"toolName,omitempty"`
 	ToolNames []string `json:"toolNames,omitempty"`
+	// Tools are the definitions this load put into the conversation (strategy index).
+	Tools json.RawMessage `json:"tools,omitempty"`
 }
 
 const loadUsage = `load_tool needs {"toolName": "exact_name"} or {"toolNames": ["name_a", "name_b"]}, with names from search_tools results`
@@ -106,9 +108,32 @@ func loadTool(ctx context.Context, raw string, env *Env) Outcome {
 	case len(ok) > 1:
 		c.ToolNames = ok
 	}
+	if c.Tools = env.define(out.Load); c.Tools != nil && len(out.Load) > 0 {
+		c.Message += " " + definitionsNote
+	}
 	out.Content = encode(c)
 	out.Err = !c.Success
 	return out
+}
+
+// Loaded is the result of a load the gateway made without a call of the model's
+// (progressive loading under strategy index): names were loaded, defs are the definitions
+// it put into the conversation (Env.Define), possibly with others the conversation had
+// lost.
+func Loaded(names []string, defs json.RawMessage) string {
+	c := loadContent{Success: true, Tools: defs}
+	switch len(names) {
+	case 0:
+		c.Message = "These tools are loaded: " + definitionsNote
+	case 1:
+		c.ToolName = names[0]
+	default:
+		c.ToolNames = names
+	}
+	if len(names) > 0 {
+		c.Message = fmt.Sprintf("Loaded %s for this message: call %s directly. %s", list(names), itOrThem(len(names)), definitionsNote)
+	}
+	return encode(c)
 }
 
 func anyAllowed(env *Env, names []string) bool {

@@ -12,6 +12,8 @@ import (
 type searchContent struct {
 	Results []resultItem `json:"results"`
 	Message string       `json:"message"`
+	// Tools are the definitions the search loaded (strategy index, auto_load).
+	Tools json.RawMessage `json:"tools,omitempty"`
 }
 
 type resultItem struct {
@@ -76,6 +78,9 @@ func searchTools(ctx context.Context, raw string, env *Env) Outcome {
 			seen[r.Name] = true
 		}
 		c.Message = fmt.Sprintf("Found %s. %s loaded: call %s directly.", count(len(found), "tool"), theyAre(len(found)), itOrThem(len(found)))
+		if c.Tools = env.define(out.Load); c.Tools != nil && len(out.Load) > 0 {
+			c.Message += " " + definitionsNote
+		}
 	default:
 		c.Message = fmt.Sprintf(`Found %s. To use one, call load_tool with {"toolName": "<name>"} (or {"toolNames": ["<name>", ...]} for several), then call it directly.`, count(len(found), "tool"))
 	}

@@ -28,6 +28,9 @@ type Source struct {
 // Fields are what an override or a variant may change. Unset fields leave the tool's.
 type Fields struct {
 	Description *string
+	// Summary replaces the tool's line in the catalog's index (strategy index), its
+	// description's first sentence by default.
+	Summary *string
 	// Parameters replaces the schema (JSON bytes, as given).
 	Parameters json.RawMessage
 	// Enabled false leaves the tool out of the catalog.
@@ -214,6 +217,9 @@ func merge(t *toolsearch.Tool, f *Fields) bool {
 	if f.Description != nil {
 		t.Description = *f.Description
 	}
+	if f.Summary != nil {
+		t.Summary = *f.Summary
+	}
 	if f.Parameters != nil {
 		t.Parameters = f.Parameters
 	}
@@ -309,7 +315,7 @@ func (c *Catalog) Compact() (Change, error) {
 }
 
 func same(a, b *toolsearch.Tool) bool {
-	return a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters) &&
+	return a.Description == b.Description && a.Summary == b.Summary && bytes.Equal(a.Parameters, b.Parameters) &&
 		(a.Strict == nil) == (b.Strict == nil) && (a.Strict == nil || *a.Strict == *b.Strict)
 }
 
