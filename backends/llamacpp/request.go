@@ -200,42 +200,23 @@ func templateBody(body []byte, format string, catalogFirst bool) ([]byte, error)
 
 // neutralSystem is the first message of a catalog-first Hermes prompt: an empty system
 // message, after which Hermes/Qwen templates write the tools into the system turn.
-const neutralSystem = `{"role":"system","content":""}`
+const neutralSystem = oai.EmptySystem
 
 // catalogFirstKwargs has Llama 3.x templates write the tools into the system turn ahead
 // of the system prompt ("Environment: ipython", the dates, the functions, then the
 // system message) instead of into the first user message after it.
 const catalogFirstKwargs = `{"tools_in_user_message":false}`
 
-// catalogFirstMessages moves a leading system message behind an empty one. Hermes/Qwen
+// catalogFirstMessages moves a leading system message behind an empty one
+// (oai.SystemBehindEmpty, which vLLM's and SGLang's backends use too). Hermes/Qwen
 // templates render messages[0]'s content and then the tools in the system turn, and a
 // later system message as a turn of its own, so the prompt becomes the catalog first
 // and the client's system text after it: sessions whose system prompts differ share
 // every token of the catalog. The client's message travels as its own bytes. Messages
 // that do not begin with a non-empty system message are returned as they are.
 func catalogFirstMessages(msgs []byte) []byte {
-	var list []json.RawMessage
-	if json.Unmarshal(msgs, &list) != nil || len(list) == 0 {
-		return msgs
-	}
-	var first struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(list[0], &first) != nil || first.Role != "system" {
-		return msgs
-	}
-	if c := string(bytes.TrimSpace(first.Content)); c == "" || c == `""` || c == "null" || c == "[]" {
-		return msgs
-	}
-	out := make([]byte, 0, len(msgs)+len(neutralSystem)+1)
-	out = append(out, '[')
-	out = append(out, neutralSystem...)
-	for _, m := range list {
-		out = append(out, ',')
-		out = append(out, m...)
-	}
-	return append(out, ']')
+	out, _ := oai.SystemBehindEmpty(msgs)
+	return out
 }
 
 // completionRequest is the POST /completion body this package writes; the grammar
