@@ -16,6 +16,12 @@ type Backend = vllm.Backend
 // own response_format json_schema or json_object joins the tag (vllm's answer tag: one
 // allowed call or the answer); any other response_format of the client's goes alone and
 // the request unconstrained.
+//
+// Loads is LoadNone: SGLang's tool-call parsers drop a call whose name is not in the
+// request's tools array ("Model attempted to call undefined function",
+// function_call/base_format_detector.py's parse_base_json, unless the server runs with
+// SGLANG_FORWARD_UNKNOWN_TOOLS), so a loaded tool that only Request.Definitions carries
+// would be constrained by the tag and then lost; the gateway serves remove instead.
 var ResponseFormat = vllm.Placement{
 	Tag: func(tag []byte) ([]oai.Edit, error) { return []oai.Edit{{Key: "response_format", Value: tag}}, nil },
 	Conflict: func(obj *oai.Object) bool {

@@ -40,5 +40,10 @@
 // with --enable-cache-report; without it the usage has no details and the gateway
 // cannot call them reported.
 //
+// Strategy index: LoadsTools is LoadNone (ResponseFormat.Loads), since SGLang's tool
+// parsers drop a call to a tool outside the request's tools array by default; the
+// gateway serves remove instead. The tag itself would hold Request.Definitions' tools as
+// vLLM's does.
+//
 // It must not mark tools strict, nor replace a response_format the client set.
 package sglang

@@ -57,6 +57,11 @@ type Placement struct {
 	// request's tools, whose tag entries are escaped once per catalog version, instead
 	// of escaping megabytes per request; the bytes are Tag's.
 	String *StringMember
+	// Loads is how the engine serves strategy index (Backend.LoadsTools). The tag holds
+	// Request.Definitions' tools on every engine, but only an engine whose tool parser
+	// returns a call to a name outside the request's tools array as a call can serve it:
+	// LoadByDefinition for vLLM, LoadNone (the zero value) otherwise.
+	Loads backends.LoadKind
 }
 
 // StringMember is a member that holds the tag as a JSON string: Key's value is Prefix,
@@ -77,7 +82,7 @@ var StructuredOutputs = Placement{Tag: func(tag []byte) ([]oai.Edit, error) {
 	}
 	return []oai.Edit{{Key: "structured_outputs", Value: bytes.TrimSuffix(so.Bytes(), []byte("\n"))}}, nil
 }, String: &StringMember{Key: "structured_outputs", Prefix: `{"structural_tag":`, Suffix: `}`},
-	Conflict: clientConstrains}
+	Conflict: clientConstrains, Loads: backends.LoadByDefinition}
 
 // New returns vLLM's Backend; o is as for openaicompat (BaseURL with /v1), and o.Format
 // names the model's tool-call format, which the tag must match.
@@ -118,10 +123,11 @@ func FormatOf(name string) (masking.Format, error) {
 // ConstrainsTools: the structural tag enforces Request.Allowed.
 func (b *Backend) ConstrainsTools() bool { return true }
 
-// LoadsTools: the structural tag holds a call to a tool of Request.Definitions to its
-// schema as it holds Body's tools, and the engine renders Body's tools only, so the
-// backend serves strategy index by definition.
-func (b *Backend) LoadsTools() backends.LoadKind { return backends.LoadByDefinition }
+// LoadsTools is the placement's Loads. On vLLM, LoadByDefinition: the structural tag
+// holds a call to a tool of Request.Definitions to its schema as it holds Body's tools,
+// the engine renders Body's tools only, and its tool parsers (hermes_tool_parser.py's
+// extract_tool_calls among them) return a call whatever its name.
+func (b *Backend) LoadsTools() backends.LoadKind { return b.place.Loads }
 
 func (b *Backend) ListModels(ctx context.Context) ([]string, error) { return b.inner.ListModels(ctx) }
 
