@@ -199,6 +199,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			fmt.Fprintf(stderr, "gateway: auto strategy metrics: %v\n", err)
 			return 1
 		}
+		learnContexts(ctx, cm, ups, firstContextRetry, log)
 		chooser = &gateway.CostChooser{Model: cm}
 	}
 	srv := gateway.New(gateway.Options{
