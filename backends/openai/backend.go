@@ -56,8 +56,12 @@ func (b *Backend) ListModels(ctx context.Context) ([]string, error) { return b.i
 func (b *Backend) Ping(ctx context.Context) error { return b.inner.Ping(ctx) }
 
 // ChatCompletion prepares the body (Prepare), forwards it, and maps tool names back in
-// the answer, whole or streamed.
+// the answer, whole or streamed. A body with deferred tools (strategy index) goes to the
+// Responses API instead (viaResponses).
 func (b *Backend) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
+	if !b.opt.NoAllowedTools && deferred(req.Body) {
+		return b.viaResponses(ctx, req) // strategy index: deferred.go
+	}
 	p, err := Prepare(req.Body, req.Allowed, !b.opt.NoAllowedTools)
 	if err != nil {
 		return nil, err
