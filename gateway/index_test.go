@@ -259,3 +259,38 @@ func TestIndex_DeferredBackendsGetTheCatalogDeferred(t *testing.T) {
 		t.Errorf("load results %v, want one naming slack_send_message in tools", loads)
 	}
 }
+
+func TestIndex_ClientModeRelayedLoadsCarryTheDefinitions(t *testing.T) {
+	sc := &scripted{replies: []string{textReply("ok", 100, 90), textReply("ok", 100, 90)}}
+	srv, be := indexGateway(t, sc, backends.LoadByDefinition, func(o *gateway.Options) { o.ToolMode = gateway.ModeClient })
+	history := `{"role":"user","content":"tell slack"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"l1","type":"function","function":{"name":"load_tool","arguments":"{\"toolName\":\"slack_send_message\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"l1","content":"{\"success\":true,\"message\":\"Loaded.\",\"toolName\":\"slack_send_message\"}"}`
+	for i, body := range []string{
+		`{"model":"m1","messages":[` + history + `]}`,
+		`{"model":"m1","messages":[` + history + `,{"role":"assistant","content":"ok"},{"role":"user","content":"again"}]}`,
+	} {
+		if resp, out := postWithThread(t, srv, body, "client"); resp.StatusCode != 200 || resp.Header.Get(gateway.HeaderStrategy) != "index" {
+			t.Fatalf("turn %d: %d %q: %s", i, resp.StatusCode, resp.Header.Get(gateway.HeaderStrategy), out)
+		}
+	}
+	var first, second []json.RawMessage
+	_ = json.Unmarshal(sc.bodies[0]["messages"], &first)
+	_ = json.Unmarshal(sc.bodies[1]["messages"], &second)
+	var tool struct {
+		Content string `json:"content"`
+	}
+	if err := json.Unmarshal(first[2], &tool); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"success":true,"message":"Loaded.","toolName":"slack_send_message"}` + "\n\nDefinitions of the tools this loaded: [" + slackDefinition + "]"
+	if tool.Content != want {
+		t.Errorf("the relayed load result reached the engine as\n%s\nwant\n%s", tool.Content, want)
+	}
+	if string(first[2]) != string(second[2]) {
+		t.Error("the rewritten load result's bytes changed between turns: the prefix would move")
+	}
+	if string(sc.bodies[0]["tools"]) != string(sc.bodies[1]["tools"]) || be.definitions[0] != "["+slackDefinition+"]" {
+		t.Errorf("tools moved or definitions %q", be.definitions[0])
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/toolsearch"
 	"github.com/maskgate/maskgate/toolsearch/meta"
+	"github.com/maskgate/maskgate/toolsearch/state"
 )
 
 // Strategy index: the engine's tools array is the meta-tools, load_tool's description
@@ -202,4 +203,59 @@ func (p *Plan) defineFunc() func([]string) json.RawMessage {
 // index on a backend that enforces it.
 func (p *Plan) Constrained() bool {
 	return p.strategy == StrategyMask || (p.strategy == StrategyIndex && p.loadKind == backends.LoadByDefinition)
+}
+
+// clientLoads, in client mode under index, puts the definitions of what each load the
+// client relayed loaded into the engine's view of its result: the client answered the
+// load_tool call (with whatever it runs), and the gateway appends, after the result's
+// text, the definitions of the tools that load added. The same messages give the same
+// bytes, so the conversation's prefix holds from turn to turn.
+func (p *Plan) clientLoads() {
+	var last []byte // the latest assistant message with tool calls
+	seen := map[string]bool{}
+	for i, m := range p.messages {
+		var msg struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			Content    any    `json:"content"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
+		if json.Unmarshal(m, &msg) != nil {
+			continue
+		}
+		if msg.Role == "assistant" {
+			if len(msg.ToolCalls) > 0 {
+				last = m
+			}
+			continue
+		}
+		if msg.Role != "tool" || last == nil || msg.ToolCallID == "" {
+			continue
+		}
+		var added []string
+		for _, n := range state.FromMessages([]json.RawMessage{last, m}, p.prof.AutoLoad) {
+			if !seen[n] && !p.isCallable(n) && slices.Contains(p.loaded, n) {
+				seen[n] = true
+				added = append(added, n)
+			}
+		}
+		if len(added) == 0 {
+			continue
+		}
+		text, _ := msg.Content.(string)
+		if parts, ok := msg.Content.([]any); ok {
+			for _, part := range parts {
+				if o, ok := part.(map[string]any); ok {
+					if s, ok := o["text"].(string); ok {
+						text += s
+					}
+				}
+			}
+		}
+		text += "\n\n" + "Definitions of the tools this loaded: " + string(p.cat.AppendNames(nil, added))
+		out := oai.AppendString([]byte(`{"role":"tool","tool_call_id":`), msg.ToolCallID)
+		p.messages[i] = append(oai.AppendString(append(out, `,"content":`...), text), '}')
+	}
 }

@@ -310,7 +310,9 @@ func (pl *Planner) Plan(ctx context.Context, in Input) (*Plan, error) {
 		progressive = p.loaded[p.loadedAtStart:]
 	}
 	p.messages = spliceMessages(env.Messages, splices)
-	if p.strategy == StrategyIndex {
+	if p.strategy == StrategyIndex && prof.ToolMode == ModeClient {
+		p.clientLoads()
+	} else if p.strategy == StrategyIndex {
 		p.findMissing()
 		if len(progressive) > 0 || (prof.Progressive && len(p.missing) > 0) {
 			p.loadExchange(progressive)
