@@ -11,6 +11,7 @@ import (
 	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/internal/schemacheck"
+	"github.com/maskgate/maskgate/masking"
 )
 
 // Strategy index: Body's tools are the meta-tools; the loaded tool github_create_issue
@@ -76,3 +77,33 @@ func TestIndex_ForcedCallToALoadedToolFollowsItsDefinition(t *testing.T) {
 }
 
 func itoaIndex(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestIndex_ANameInNeitherIsNotCallable: under index (Definitions set) an allowed name
+// that neither the tools array nor the definitions hold leaves the call spec; without
+// Definitions the spec keeps Allowed as the gateway sent it; definitions that do not
+// parse are an error.
+func TestIndex_ANameInNeitherIsNotCallable(t *testing.T) {
+	body := `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tools":` + indexMetaTools + `}`
+	r, err := parseRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{"search_tools", "ghost_tool", "github_create_issue"}
+	spec, err := toolSpec(&backends.Request{Allowed: allowed, Definitions: []byte(indexDefinitions)}, r, masking.Hermes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(spec.Allowed, ","); got != "search_tools,github_create_issue" {
+		t.Errorf("index spec allows %s, want search_tools,github_create_issue", got)
+	}
+	if allowed[1] != "ghost_tool" {
+		t.Errorf("the request's Allowed was edited: %v", allowed)
+	}
+	spec, err = toolSpec(&backends.Request{Allowed: allowed}, r, masking.Hermes())
+	if err != nil || len(spec.Allowed) != 3 {
+		t.Errorf("mask spec allows %v (%v), want Allowed as sent", spec.Allowed, err)
+	}
+	if _, err := toolSpec(&backends.Request{Allowed: allowed, Definitions: []byte(`[{"type"`)}, r, masking.Hermes()); err == nil {
+		t.Error("definitions that do not parse were taken")
+	}
+}

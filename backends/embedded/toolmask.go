@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/maskgate/maskgate/backends"
@@ -109,6 +110,23 @@ func toolSpec(req *backends.Request, r *request, f masking.Format) (masking.Spec
 		for _, t := range r.chat.Tools {
 			spec.Allowed = append(spec.Allowed, t.Function.Name)
 		}
+	}
+	if len(req.Definitions) > 0 && req.Allowed != nil {
+		// Under index a name in neither the tools nor the definitions has no schema the
+		// model was shown: it is not callable (the call grammar would admit it with any
+		// object).
+		defs, err := oai.ToolSchemas(req.Definitions)
+		if err != nil {
+			return spec, fmt.Errorf("embedded: request definitions: %w", err)
+		}
+		known := make(map[string]bool, len(r.chat.Tools)+len(defs))
+		for _, t := range r.chat.Tools {
+			known[t.Function.Name] = true
+		}
+		for _, d := range defs {
+			known[d.Name] = true
+		}
+		spec.Allowed = slices.DeleteFunc(slices.Clone(spec.Allowed), func(n string) bool { return !known[n] })
 	}
 	mode, named, _, err := masking.ParseToolChoice(r.chat.ToolChoice)
 	if err != nil {
