@@ -173,7 +173,7 @@ func (p *Plan) loadExchange(names []string) {
 	if defs == nil {
 		return
 	}
-	var loaded []string
+	loaded := []string{}
 	for _, t := range names {
 		if !p.isCallable(t) {
 			loaded = append(loaded, t)
