@@ -327,11 +327,12 @@ type Search struct {
 	// hundreds of tools). A request may choose with the X-Maskgate-Client-Tools header.
 	ClientTools string `yaml:"client_tools"`
 	// CatalogFirst, where the gateway renders the prompt (llama-server, the embedded
-	// engine), lays the tools out ahead of the client's system prompt so that sessions
-	// whose system prompts differ share the catalog's prefix cache: Hermes/Qwen templates
-	// (the system text moves to a turn after the tools) and Llama 3.x
-	// (tools_in_user_message false); other formats keep their template's order. Default
-	// true; false keeps every template's own order.
+	// engine) or orders the messages the engine renders (vLLM, SGLang: Hermes only), lays
+	// the tools out ahead of the client's system prompt so that sessions whose system
+	// prompts differ share the catalog's prefix cache: Hermes/Qwen templates (the system
+	// text moves to a turn after the tools) and Llama 3.x (tools_in_user_message false);
+	// other formats keep their template's order. Default true; false keeps every
+	// template's own order.
 	CatalogFirst *bool `yaml:"catalog_first"`
 	// Scorer ranks search results: bm25 (default: BM25F with stemming, synonyms and
 	// namespace hints) or keyword (name 3, keywords 2, description 1).
