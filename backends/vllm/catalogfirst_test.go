@@ -310,3 +310,25 @@ func TestCatalogFirst_ATemplateThatRefusesItGetsTheClientsOrder(t *testing.T) {
 		t.Errorf("overflow: err %v, %d bodies, want the overflow after one", err, len(sent))
 	}
 }
+
+// BenchmarkCatalogFirst is what the layout adds to a request carrying the gateway's
+// whole catalog (500 tools, ~300 KB) under one ToolsID: one parse of the body, its tools
+// array compared with the one a scan already validated rather than scanned, and the
+// messages member rewritten.
+func BenchmarkCatalogFirst(b *testing.B) {
+	body, _ := benchBody(500)
+	body = bytes.Replace(body, []byte(`"messages":[`), []byte(`"messages":[{"role":"system","content":"You are an agent."},`), 1)
+	be, err := New(openaicompat.Options{Name: "v", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &backends.Request{Body: body, ToolsID: "cat-1", CatalogFirst: true}
+	if got := be.catalogFirst(body, req); len(got) != len(body)+len(oai.EmptySystem)+1 {
+		b.Fatalf("not laid out: %d bytes from %d", len(got), len(body))
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		be.catalogFirst(body, req)
+	}
+}
