@@ -29,8 +29,15 @@ func (b *Backend) LoadsTools() backends.LoadKind { return backends.LoadDeferred 
 // to the Claude API).
 const betaToolSearch = "advanced-tool-use-2025-11-20"
 
-// loadTool is the gateway's meta-tool whose results load tools (toolsearch/meta).
-const loadTool = "load_tool"
+// The gateway's meta-tools whose results load tools (toolsearch/meta): load_tool, and
+// search_tools under search.auto_load, whose result carries the definitions it loaded.
+const (
+	loadTool    = "load_tool"
+	searchTools = "search_tools"
+)
+
+// loads reports whether a call of this name may answer with a load result.
+func loads(name string) bool { return name == loadTool || name == searchTools }
 
 // deferredTools returns the client names of the tools marked defer_loading, or nil when
 // there are none.
@@ -47,7 +54,8 @@ func deferredTools(tools []inTool) map[string]bool {
 	return out
 }
 
-// loadResult turns a tool message answering a load_tool call into a tool_result whose
+// loadResult turns a tool message answering a load_tool call (or search_tools under
+// auto_load) into a tool_result whose
 // content is one tool_reference per deferred tool its load result lists (in the
 // result's order, once each), then the result's text without those definitions:
 //

@@ -372,3 +372,34 @@ func FuzzLoadResult(f *testing.F) {
 		}
 	})
 }
+
+// Under search.auto_load search_tools loads what it finds and its result carries the
+// definitions: it becomes references like load_tool's. A search result without them
+// (no auto_load) and a load answered by another call's id stay ordinary results.
+func TestIndex_AutoLoadSearchResultBecomesReferences(t *testing.T) {
+	plainSearch, _ := json.Marshal(`{"results":[{"name":"slack_post"}],"message":"Found 1 tool."}`)
+	body := `{"model":"m","messages":[{"role":"user","content":"post it"},` +
+		`{"role":"assistant","tool_calls":[{"id":"toolu_S1","type":"function","function":{"name":"search_tools","arguments":"{\"query\":\"slack\"}"}},` +
+		`{"id":"toolu_S2","type":"function","function":{"name":"search_tools","arguments":"{\"query\":\"x\"}"}},` +
+		`{"id":"toolu_W1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"toolu_S1","content":` + loadResultJSON("slack_post", idxSlackDef) + `},` +
+		`{"role":"tool","tool_call_id":"toolu_S2","content":` + string(plainSearch) + `},` +
+		`{"role":"tool","tool_call_id":"toolu_W1","content":` + loadResultJSON("slack_post", idxSlackDef) + `}],` +
+		`"tools":[` + idxSearchTools + `,` + weatherTool + `,` + deferredDef(idxSlackDef) + `]}`
+	tr, err := translateRequest([]byte(body), "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := toolResults(t, tr.body)
+	if r := results["toolu_S1"]; len(r) != 2 || r[0].Type != "tool_reference" || r[0].ToolName != "slack_post" {
+		t.Errorf("search_tools' load: %+v", r)
+	}
+	for _, id := range []string{"toolu_S2", "toolu_W1"} {
+		if r := results[id]; len(r) != 0 {
+			t.Errorf("%s became blocks: %+v", id, r)
+		}
+	}
+	if n := bytes.Count(tr.body, []byte("tool_reference")); n != 1 {
+		t.Errorf("%d references:\n%s", n, tr.body)
+	}
+}

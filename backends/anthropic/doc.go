@@ -114,8 +114,8 @@
 // Under strategy index the gateway's tools array ends with the catalog's tools that are
 // not callable yet, each with "defer_loading": true; they go to Anthropic as tools with
 // defer_loading: true, whose definitions the API keeps out of the prompt. A tool message
-// answering a load_tool call of the assistant message before it holds the gateway's
-// load result; it becomes a tool_result whose content is one
+// answering a load_tool call of the assistant message before it (or a search_tools call
+// under search.auto_load) holds the gateway's load result; it becomes a tool_result whose content is one
 // {"type":"tool_reference","tool_name"} per deferred tool in the result's "tools" (the
 // API expands each into the tool's definition at that point of the conversation), then
 // a text block with the result without those definitions. So every request of a session

@@ -14,8 +14,9 @@ import (
 // system blocks wherever they stand (the Messages API has no system role inside
 // messages); tool messages become tool_result blocks of a user turn; consecutive turns
 // of one role are merged into one, and a message with no content left is skipped. When
-// deferred holds the request's deferred tools, a tool message answering a load_tool call
-// of the assistant message before it becomes tool_reference blocks (deferred.go).
+// deferred holds the request's deferred tools, a tool message answering a load_tool (or
+// search_tools) call of the assistant message before it with a load result becomes
+// tool_reference blocks (deferred.go).
 func convertMessages(msgs []inMessage, names *toolname.Map, deferred map[string]bool) (system []block, turns []*turn, err error) {
 	var calls map[string]string // the last assistant message's calls: id → name
 	add := func(role string, results, blocks []block) {
@@ -65,7 +66,7 @@ func convertMessages(msgs []inMessage, names *toolname.Map, deferred map[string]
 			add("assistant", nil, b)
 		case "tool":
 			r, ok := block{}, false
-			if deferred != nil && calls[m.ToolCallID] == loadTool {
+			if deferred != nil && loads(calls[m.ToolCallID]) {
 				r, ok = loadResult(m, names, deferred)
 			}
 			if !ok {

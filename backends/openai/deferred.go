@@ -15,9 +15,10 @@ import (
 // "defer_loading": true is translated to POST /responses (responsesRequest) and its
 // answer, whole or streamed, back into a chat completion (answer.go, events.go):
 //
-//   - the gateway's load_tool becomes the request's {"type":"tool_search","execution":
-//     "client"} tool, with load_tool's description (which ends with the catalog's index)
-//     and parameters; the model's tool_search_call comes back as a load_tool call;
+//   - the gateway's load_tool (search_tools under search.auto_load, where it loads what
+//     it finds) becomes the request's {"type":"tool_search","execution":"client"} tool,
+//     with its description (which ends with the catalog's index) and parameters; the
+//     model's tool_search_call comes back as a call of it;
 //   - a deferred tool is not sent in tools: its definition reaches the model only in the
 //     tool_search_output that answers the load that added it, a function tool with
 //     defer_loading: true, which the API injects at the end of the context;
@@ -41,8 +42,33 @@ func (b *Backend) LoadsTools() backends.LoadKind {
 // StrategyIndex is Response.Strategy for a request served through tool search.
 const StrategyIndex = "index"
 
-// loadTool is the gateway's meta-tool whose results load tools (toolsearch/meta).
-const loadTool = "load_tool"
+// The gateway's meta-tools whose results load tools (toolsearch/meta): load_tool, or,
+// under search.auto_load where there is no load_tool, search_tools, whose result carries
+// the definitions it loaded. The loader is the one the request's tools define; it
+// becomes the tool search.
+const (
+	loadTool    = "load_tool"
+	searchTools = "search_tools"
+)
+
+// loaderOf is the request's loader: load_tool when its tools define it, else
+// search_tools, else "".
+func loaderOf(tools []chatTool) string {
+	loader := ""
+	for _, t := range tools {
+		switch t.Function.Name {
+		case loadTool:
+			return loadTool
+		case searchTools:
+			loader = searchTools
+		}
+	}
+	return loader
+}
+
+// isLoad reports whether a call of name loads tools: the loader's, or a load_tool call
+// (progressive loading's hidden exchange) in history.
+func isLoad(name, loader string) bool { return name == loadTool || (name == loader && loader != "") }
 
 // chatRequest is what responsesRequest reads of a Chat Completions body. Strings that
 // travel on stay raw, so the client's bytes go as written.
@@ -101,7 +127,8 @@ type chatFunction struct {
 }
 
 // deferred reports whether body's tools array holds a tool with "defer_loading": true
-// beside a load_tool: a request under strategy index for this backend.
+// beside a loader (load_tool or search_tools): a request under strategy index for this
+// backend.
 func deferred(body []byte) bool {
 	tools, ok := oai.Get(body, "tools")
 	if !ok || !bytes.Contains(tools, []byte(`"defer_loading"`)) {
@@ -111,12 +138,11 @@ func deferred(body []byte) bool {
 	if json.Unmarshal(tools, &ts) != nil {
 		return false
 	}
-	d, load := false, false
+	d := false
 	for _, t := range ts {
 		d = d || t.DeferLoading
-		load = load || t.Function.Name == loadTool
 	}
-	return d && load
+	return d && loaderOf(ts) != ""
 }
 
 // isNull reports whether raw is absent or null.
@@ -203,7 +229,7 @@ func fnTool(f *chatFunction, names *Names, deferred bool, param string) ([]byte,
 	return append(b, '}'), nil
 }
 
-// searchTool is load_tool as the request's client-executed tool search.
+// searchTool is the loader as the request's client-executed tool search.
 func searchTool(f *chatFunction, param string) ([]byte, error) {
 	b := []byte(`{"type":"tool_search","execution":"client"`)
 	if d := bytes.TrimSpace(f.Description); !isNull(d) {
@@ -224,10 +250,10 @@ func searchTool(f *chatFunction, param string) ([]byte, error) {
 }
 
 // toolChoice maps Chat's tool_choice: "auto", "none" and "required" as they are, a named
-// function to {"type":"function","name"} (load_tool, the tool search, to "required": the
+// function to {"type":"function","name"} (the loader, the tool search, to "required": the
 // Responses API names no way to force it), allowed_tools to its mode (under index every
 // tool is sent and the API itself keeps an unloaded tool uncallable).
-func toolChoice(raw json.RawMessage, names *Names) ([]byte, error) {
+func toolChoice(raw json.RawMessage, names *Names, loader string) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, nil
@@ -253,7 +279,7 @@ func toolChoice(raw json.RawMessage, names *Names) ([]byte, error) {
 		return nil, backends.BadRequest("tool_choice", "tool_choice must be a string or an object: %v", err)
 	}
 	switch {
-	case c.Type == "function" && c.Function.Name == loadTool:
+	case c.Type == "function" && isLoad(c.Function.Name, loader):
 		return []byte(`"required"`), nil
 	case c.Type == "function" && c.Function.Name != "":
 		return appendString([]byte(`{"type":"function","name":`), names.Wire(c.Function.Name)), nil

@@ -336,7 +336,7 @@ func TestIndex_AnswerEnds(t *testing.T) {
 		{"not_json", `{"output":`, "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := completion("openai", []byte(tc.body), nil)
+			out, err := completion("openai", []byte(tc.body), nil, loadTool)
 			if tc.wantErr {
 				var be *backends.Error
 				if !errors.As(err, &be) || be.Status != http.StatusBadGateway {
@@ -386,7 +386,7 @@ func FuzzStreamEvents(f *testing.F) {
 	f.Add(`{"type":"response.failed","response":{"error":null}}`)
 	f.Add(`{"type":"response.output_item.added","item":null}`)
 	f.Fuzz(func(t *testing.T, events string) {
-		c := newChunker("openai", nil)
+		c := newChunker("openai", nil, loadTool)
 		n := 0
 		for _, line := range strings.Split(events, "\n") {
 			chunks, err := c.event([]byte(line))
@@ -439,4 +439,41 @@ func FuzzResponsesRequest(f *testing.F) {
 			t.Fatalf("two translations differ")
 		}
 	})
+}
+
+// Under search.auto_load there is no load_tool: search_tools loads what it finds, and
+// its result carries the definitions. It is then the tool search; a hidden load_tool
+// exchange of progressive loading in history is a load as well.
+func TestIndex_AutoLoadSearchIsTheToolSearch(t *testing.T) {
+	body := `{"model":"gpt-5.4","messages":[{"role":"user","content":"post it"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_S1","type":"function","function":{"name":"search_tools","arguments":"{\"query\":\"slack\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_S1","content":` + loadResultJSON("slack_post", idxSlackDef) + `},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_L1","type":"function","function":{"name":"load_tool","arguments":"{\"name\":\"github_create_issue\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_L1","content":` + loadResultJSON("github_create_issue", idxIssueDef) + `}],` +
+		`"tools":[` + idxSearchTools + `,` + idxWeather + `,` + deferredDef(idxIssueDef) + `,` + deferredDef(idxSlackDef) + `]}`
+	var rec rsRecorder
+	b := rec.backend(t, rsJSON(`{`+rsHead+`,"status":"completed","output":[{"type":"tool_search_call","call_id":"call_S2","execution":"client","arguments":{"query":"git"}}]}`))
+	resp, err := b.ChatCompletion(ctx(t), &backends.Request{Body: []byte(body), Model: "gpt-5.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _, _ := collect(t, resp)
+	if len(calls) != 1 || calls[0].Function.Name != "search_tools" || calls[0].Function.Arguments != `{"query":"git"}` {
+		t.Errorf("calls %+v, want search_tools", calls)
+	}
+	sent := string(rec.bodies[0])
+	for _, want := range []string{
+		`{"type":"tool_search","execution":"client","description":"Search the catalog."`,
+		`{"type":"tool_search_call","call_id":"call_S1","execution":"client","status":"completed","arguments":{"query":"slack"}}`,
+		`{"type":"tool_search_output","call_id":"call_S1","execution":"client","status":"completed","tools":[{"type":"function","name":"slack_post",`,
+		`{"type":"tool_search_call","call_id":"call_L1","execution":"client","status":"completed","arguments":{"name":"github_create_issue"}}`,
+		`{"type":"tool_search_output","call_id":"call_L1","execution":"client","status":"completed","tools":[{"type":"function","name":"github_create_issue",`,
+	} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("request lacks %s:\n%s", want, sent)
+		}
+	}
+	if strings.Contains(sent, `"type":"function","name":"search_tools"`) || strings.Contains(sent, `"function_call"`) {
+		t.Errorf("search_tools sent as a function:\n%s", sent)
+	}
 }

@@ -39,13 +39,14 @@
 //
 // Strategy index. A body whose tools carry "defer_loading": true (the gateway's catalog
 // under index, backends.LoadDeferred) goes to POST /responses instead, translated whole
-// (deferred.go, responsesreq.go): load_tool becomes the client-executed tool_search
-// tool, deferred tools stay out of tools, each load_tool call and its result become a
+// (deferred.go, responsesreq.go): load_tool (search_tools under search.auto_load)
+// becomes the client-executed tool_search tool, deferred tools stay out of tools, each
+// load and its result become a
 // tool_search_call and a tool_search_output carrying the loaded definitions
 // (defer_loading: true) followed by the result's text as a user message, so the tools
 // and every earlier item keep their bytes across loads. The answer, whole or streamed,
 // comes back as a chat completion (responsesans.go, responsesstream.go): text, calls
-// (a tool_search_call as a load_tool call), the finish reason and usage with
+// (a tool_search_call as a call of that meta-tool), the finish reason and usage with
 // cached_tokens; reasoning items are not returned (store is false and no encrypted
 // reasoning is asked for). OpenAI documents tool search for gpt-5.4 and later.
 //

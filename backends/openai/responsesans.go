@@ -89,14 +89,14 @@ func finish(status, reason string, calls bool) string {
 
 // call is an output item as a Chat tool call, ok false for items that are not calls:
 // a function_call with its name mapped back and its arguments string, a tool_search_call
-// as a load_tool call whose arguments are the item's object.
-func (it *rsItem) call(names *Names) (oai.ToolCall, bool) {
+// as a call of the loader whose arguments are the item's object.
+func (it *rsItem) call(names *Names, loader string) (oai.ToolCall, bool) {
 	var name string
 	switch it.Type {
 	case "function_call":
 		name = names.Real(it.Name)
 	case "tool_search_call":
-		name = loadTool
+		name = loader
 	default:
 		return oai.ToolCall{}, false
 	}
@@ -139,7 +139,7 @@ func clip(s string) string {
 // completion translates a whole Responses answer into a chat.completion: the text of
 // its message items joined into content (null when there is none), its calls into
 // tool_calls, reasoning and other items left out.
-func completion(name string, body []byte, names *Names) ([]byte, error) {
+func completion(name string, body []byte, names *Names, loader string) ([]byte, error) {
 	var r rsResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, invalidAnswer(name, "%v", err)
@@ -152,7 +152,7 @@ func completion(name string, body []byte, names *Names) ([]byte, error) {
 	hasText := false
 	for i := range r.Output {
 		it := &r.Output[i]
-		if c, ok := it.call(names); ok {
+		if c, ok := it.call(names, loader); ok {
 			msg.ToolCalls = append(msg.ToolCalls, c)
 			continue
 		}

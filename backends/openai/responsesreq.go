@@ -14,6 +14,8 @@ type responses struct {
 	body   []byte
 	names  *Names
 	stream bool
+	// loader is the meta-tool sent as the tool search, whose calls come back by its name.
+	loader string
 }
 
 // responsesRequest translates a Chat Completions body under strategy index into a
@@ -23,8 +25,9 @@ type responses struct {
 //	model                                 model (Request.Model first)
 //	messages                              input items, in order (inputItems)
 //	tools                                 tools: functions (flat, names mapped, strict as
-//	                                      sent or false); load_tool as the client tool
-//	                                      search; deferred tools left out
+//	                                      sent or false); the loader (load_tool, else
+//	                                      search_tools) as the client tool search;
+//	                                      deferred tools left out
 //	tool_choice, parallel_tool_calls      tool_choice (toolChoice), parallel_tool_calls
 //	max_completion_tokens, max_tokens     max_output_tokens (that order)
 //	temperature, top_p, user,             as they are
@@ -62,6 +65,7 @@ func responsesRequest(body []byte, model string) (*responses, error) {
 		return nil, backends.BadRequest("tools", "%v", err)
 	}
 	deferredNames := map[string]bool{}
+	loader := loaderOf(r.Tools)
 	var tools [][]byte
 	for i, t := range r.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
@@ -76,7 +80,7 @@ func responsesRequest(body []byte, model string) (*responses, error) {
 		case t.DeferLoading:
 			deferredNames[t.Function.Name] = true
 			continue
-		case t.Function.Name == loadTool:
+		case t.Function.Name == loader:
 			b, err = searchTool(&t.Function, p)
 		default:
 			b, err = fnTool(&t.Function, names, false, p)
@@ -86,11 +90,11 @@ func responsesRequest(body []byte, model string) (*responses, error) {
 		}
 		tools = append(tools, b)
 	}
-	input, err := inputItems(r.Messages, names, deferredNames)
+	input, err := inputItems(r.Messages, names, deferredNames, loader)
 	if err != nil {
 		return nil, err
 	}
-	choice, err := toolChoice(r.ToolChoice, names)
+	choice, err := toolChoice(r.ToolChoice, names, loader)
 	if err != nil {
 		return nil, err
 	}
@@ -144,17 +148,17 @@ func responsesRequest(body []byte, model string) (*responses, error) {
 	if !json.Valid(out) {
 		return nil, backends.BadRequest("", "the request does not translate to valid JSON; check the members named above")
 	}
-	return &responses{body: out, names: names, stream: r.Stream}, nil
+	return &responses{body: out, names: names, stream: r.Stream, loader: loader}, nil
 }
 
 // inputItems translates messages in order: system, developer and user messages become
 // messages of that role (string content as sent; text parts as input_text, image_url
 // parts as input_image), an assistant message its text as an output_text message then
 // one item per call — a function_call (call_id, mapped name, arguments as sent), or for
-// a load_tool call a tool_search_call (execution client, its arguments as an object) —
-// and a tool message a function_call_output, or, answering a load_tool call of the
-// assistant message before it, a tool_search_output (searchOutput).
-func inputItems(msgs []chatMessage, names *Names, deferredNames map[string]bool) ([][]byte, error) {
+// a load (isLoad) a tool_search_call (execution client, its arguments as an object) —
+// and a tool message a function_call_output, or, answering a load of the assistant
+// message before it, a tool_search_output (searchOutput).
+func inputItems(msgs []chatMessage, names *Names, deferredNames map[string]bool, loader string) ([][]byte, error) {
 	var out [][]byte
 	var calls map[string]string // the last assistant message's calls: id → name
 	for i := range msgs {
@@ -179,7 +183,7 @@ func inputItems(msgs []chatMessage, names *Names, deferredNames map[string]bool)
 			}
 			calls = make(map[string]string, len(m.ToolCalls))
 			for j := range m.ToolCalls {
-				c, err := callItem(&m.ToolCalls[j], fmt.Sprintf("%s.tool_calls[%d]", param, j), names)
+				c, err := callItem(&m.ToolCalls[j], fmt.Sprintf("%s.tool_calls[%d]", param, j), names, loader)
 				if err != nil {
 					return nil, err
 				}
@@ -190,7 +194,7 @@ func inputItems(msgs []chatMessage, names *Names, deferredNames map[string]bool)
 			if m.ToolCallID == "" {
 				return nil, backends.BadRequest(param+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
 			}
-			if calls[m.ToolCallID] == loadTool {
+			if isLoad(calls[m.ToolCallID], loader) {
 				items, err := searchOutput(m, names, deferredNames, param)
 				if err != nil {
 					return nil, err
@@ -305,7 +309,7 @@ func textOf(content json.RawMessage, param string) (string, error) {
 }
 
 // callItem is an assistant's earlier call as an input item.
-func callItem(tc *chatToolCall, param string, names *Names) ([]byte, error) {
+func callItem(tc *chatToolCall, param string, names *Names, loader string) ([]byte, error) {
 	if tc.ID == "" {
 		return nil, backends.BadRequest(param+".id", "a tool call needs an id to pair it with its result")
 	}
@@ -316,7 +320,7 @@ func callItem(tc *chatToolCall, param string, names *Names) ([]byte, error) {
 	if isNull(args) || args[0] != '"' {
 		return nil, backends.BadRequest(param+".function.arguments", "arguments must be a JSON object as a string")
 	}
-	if tc.Function.Name == loadTool {
+	if isLoad(tc.Function.Name, loader) {
 		var s string
 		json.Unmarshal(args, &s)
 		obj := bytes.TrimSpace([]byte(s))
@@ -324,7 +328,7 @@ func callItem(tc *chatToolCall, param string, names *Names) ([]byte, error) {
 			obj = []byte("{}")
 		}
 		if obj[0] != '{' || !json.Valid(obj) {
-			return nil, backends.BadRequest(param+".function.arguments", "load_tool's arguments must be a JSON object")
+			return nil, backends.BadRequest(param+".function.arguments", "%s's arguments must be a JSON object", tc.Function.Name)
 		}
 		b := []byte(`{"type":"tool_search_call","call_id":`)
 		b = appendString(b, tc.ID)
@@ -341,7 +345,7 @@ func callItem(tc *chatToolCall, param string, names *Names) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// searchOutput answers a load_tool call with a tool_search_output (execution client)
+// searchOutput answers a load with a tool_search_output (execution client)
 // whose tools are the definitions the load result's "tools" lists that the request
 // defers, as function tools with defer_loading: true; then, as a user message, the
 // result's text without those definitions (what the load said, a failure's reason). A

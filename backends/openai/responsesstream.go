@@ -36,12 +36,13 @@ type rsCall struct {
 // Chat Completions streams them: the role first; output_text (and refusal) deltas as
 // content; a function_call as a chunk with its index, id, type and name when its item is
 // added, then its argument deltas; a tool_search_call, whose arguments come whole with
-// its item's done event, as one load_tool call; response.completed or
+// its item's done event, as one call of the loader (load_tool); response.completed or
 // response.incomplete as the finish chunk and a usage chunk without choices. It is pure,
 // so tests and fuzzing drive it without HTTP.
 type chunker struct {
 	name    string
 	names   *Names
+	loader  string
 	started bool
 	done    bool
 	id      string
@@ -51,8 +52,8 @@ type chunker struct {
 	ncalls  int
 }
 
-func newChunker(name string, names *Names) *chunker {
-	return &chunker{name: name, names: names, calls: map[int]*rsCall{}}
+func newChunker(name string, names *Names, loader string) *chunker {
+	return &chunker{name: name, names: names, loader: loader, calls: map[int]*rsCall{}}
 }
 
 func (c *chunker) chunk(d oai.Delta, finish *string, usage *oai.Usage) []byte {
@@ -145,7 +146,7 @@ func (c *chunker) item(at int, it *rsItem, done bool) [][]byte {
 	if it.Type == "tool_search_call" && !done {
 		return nil
 	}
-	tc, ok := it.call(c.names)
+	tc, ok := it.call(c.names, c.loader)
 	if !ok {
 		return nil
 	}
@@ -247,7 +248,7 @@ func (b *Backend) viaResponses(ctx context.Context, req *backends.Request) (*bac
 			return nil, &backends.Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_not_streaming",
 				Message: fmt.Sprintf("backend %q answered a streaming request with %q instead of an event stream", b.opt.Name, resp.Header.Get("Content-Type"))}
 		}
-		out.Stream = &rsStream{parent: ctx, body: resp.Body, r: sse.NewReader(resp.Body, b.opt.MaxEventBytes), cancel: cancel, c: newChunker(b.opt.Name, t.names)}
+		out.Stream = &rsStream{parent: ctx, body: resp.Body, r: sse.NewReader(resp.Body, b.opt.MaxEventBytes), cancel: cancel, c: newChunker(b.opt.Name, t.names, t.loader)}
 		return out, nil
 	}
 	defer cancel(nil)
@@ -260,7 +261,7 @@ func (b *Backend) viaResponses(ctx context.Context, req *backends.Request) (*bac
 	if err != nil {
 		return nil, err
 	}
-	if out.Body, err = completion(b.opt.Name, body, t.names); err != nil {
+	if out.Body, err = completion(b.opt.Name, body, t.names, t.loader); err != nil {
 		return nil, err
 	}
 	return out, nil
