@@ -294,3 +294,34 @@ func TestIndex_ClientModeRelayedLoadsCarryTheDefinitions(t *testing.T) {
 		t.Errorf("tools moved or definitions %q", be.definitions[0])
 	}
 }
+
+// Every door runs the one pipeline: a Messages and a Responses session under index get
+// the same tools bytes from the engine's side, and a load's definition.
+func TestIndex_ThroughTheOtherDoors(t *testing.T) {
+	for _, door := range []struct{ path, body string }{
+		{"/v1/messages", `{"model":"m1","max_tokens":50,"messages":[{"role":"user","content":"tell slack"}]}`},
+		{"/v1/responses", `{"model":"m1","input":"tell slack"}`},
+	} {
+		sc := &scripted{replies: []string{
+			callReply("c1", "load_tool", `{"toolName":"slack_send_message"}`),
+			textReply("ok", 100, 90),
+		}}
+		srv, be := indexGateway(t, sc, backends.LoadByDefinition, nil)
+		resp, out := postDoor(t, srv.URL, door.path, door.body, map[string]string{"X-Thread-Id": "d" + door.path})
+		if resp.StatusCode != 200 || resp.Header.Get(gateway.HeaderStrategy) != "index" {
+			t.Fatalf("%s: %d %q: %s", door.path, resp.StatusCode, resp.Header.Get(gateway.HeaderStrategy), out)
+		}
+		if len(sc.bodies) != 2 || string(sc.bodies[0]["tools"]) != string(sc.bodies[1]["tools"]) {
+			t.Fatalf("%s: %d rounds, or the tools moved with the load", door.path, len(sc.bodies))
+		}
+		if names := toolNames(t, sc.bodies[0]["tools"]); strings.Join(names, " ") != "search_tools load_tool" {
+			t.Errorf("%s: tools %v", door.path, names)
+		}
+		if loads := loadResults(t, sc.bodies[1]); len(loads) != 1 || string(loads[0]["tools"]) != "["+slackDefinition+"]" {
+			t.Errorf("%s: load results %v", door.path, loads)
+		}
+		if be.definitions[1] != "["+slackDefinition+"]" {
+			t.Errorf("%s: definitions %q", door.path, be.definitions[1])
+		}
+	}
+}
