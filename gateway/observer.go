@@ -63,6 +63,9 @@ func newOperatorView(s *Server) *observe.View {
 			for j, e := range d.Estimates {
 				a.Estimates[j] = observe.LiveEstimate{Strategy: string(e.Strategy), SecondsPerSession: e.Seconds}
 			}
+			for _, s := range d.Unfit {
+				a.Unfit = append(a.Unfit, string(s))
+			}
 			return a, true
 		}
 	}

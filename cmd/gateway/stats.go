@@ -138,6 +138,9 @@ func printSnapshot(w io.Writer, s *observe.LiveSnapshot) {
 			for _, e := range a.Estimates {
 				fmt.Fprintf(w, " %s %.3gs", e.Strategy, e.SecondsPerSession)
 			}
+			if len(a.Unfit) > 0 {
+				fmt.Fprintf(w, "; outgrow the context: %s", strings.Join(a.Unfit, ", "))
+			}
 			fmt.Fprintln(w)
 		}
 	}

@@ -243,3 +243,20 @@ func TestStats_PrintsAutosEstimates(t *testing.T) {
 		t.Errorf("auto lines for rows not on auto:\n%s", out.String())
 	}
 }
+
+// Index's estimate is printed as any other, and the strategies left out because their
+// sessions outgrow the context window are named after them.
+func TestStats_PrintsIndexAndTheUnfit(t *testing.T) {
+	snap := &observe.LiveSnapshot{Time: time.Unix(0, 0), Rows: []observe.LiveRow{
+		{Backend: "gpu0", Profile: "big", Strategy: "index", AutoChoice: "index", Requests: 4,
+			Auto: &observe.LiveAuto{Strategy: "index", Reason: "index is cheapest",
+				Estimates: []observe.LiveEstimate{{Strategy: "remove", SecondsPerSession: 18.04}, {Strategy: "index", SecondsPerSession: 11.89}},
+				Unfit:     []string{"mask", "validate"}}},
+	}}
+	var out bytes.Buffer
+	printSnapshot(&out, snap)
+	want := "auto gpu0/big: index (index is cheapest); per session: remove 18s index 11.9s; outgrow the context: mask, validate\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("printed:\n%s\nwant a line %q", out.String(), want)
+	}
+}

@@ -154,7 +154,8 @@ function renderLive(rows) {
 }
 
 // autoEstimates is auto's latest decision for a row's profile: each strategy's estimated
-// engine seconds per session, the chosen one first and marked, the reason on hover.
+// engine seconds per session, the chosen one first and marked, the reason on hover, then
+// struck through those left out because their sessions outgrow the context window.
 function autoEstimates(a) {
   if (!a) return '';
   const ests = [...a.estimates].sort((x, y) => (y.strategy === a.strategy) - (x.strategy === a.strategy));
@@ -163,6 +164,7 @@ function autoEstimates(a) {
     if (i > 0) box.append(' · ');
     box.append(el(e.strategy === a.strategy ? 'b' : 'span', {}, e.strategy + ' ' + secs(e.seconds_per_session)));
   });
+  (a.unfit || []).forEach((s) => box.append(' · ', el('s', { title: 'its session outgrows the context window' }, s)));
   return box;
 }
 

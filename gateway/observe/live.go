@@ -100,6 +100,9 @@ type LiveAuto struct {
 	Strategy  string         `json:"strategy"`
 	Reason    string         `json:"reason"`
 	Estimates []LiveEstimate `json:"estimates"`
+	// Unfit are the strategies the backend can do that auto did not weigh, because a
+	// session under them outgrows the engine's context window.
+	Unfit []string `json:"unfit,omitempty"`
 }
 
 // LiveEstimate is one strategy's estimated engine seconds per session.
