@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
@@ -44,6 +45,12 @@ func grammarFor(f masking.Format) llamacpp.GrammarFunc {
 		cat, err := requestCatalog(&catalogs, r)
 		if err != nil {
 			return nil, err
+		}
+		if len(r.Definitions) > 0 {
+			// Under index a name in neither the tools nor the definitions has no schema
+			// the model was shown: it is not callable (masking would admit it with any
+			// object).
+			spec.Allowed = slices.DeleteFunc(slices.Clone(spec.Allowed), func(n string) bool { return !cat.Has(n) })
 		}
 		if r.Answer != nil && !r.Required {
 			// A structured output beside calls: an allowed call or the answer, one

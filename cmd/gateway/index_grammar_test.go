@@ -45,19 +45,26 @@ func grammarText(t *testing.T, g llamacpp.GrammarFunc, r llamacpp.GrammarRequest
 }
 
 // TestGrammarFor_DefinitionsHoldTheLoadedToolsArguments: a tool only in Definitions
-// (strategy index) gets its own arguments rule, as a tool of the tools array does; the
+// (strategy index) gets its own arguments rule, as a tool of the tools array does, and
+// an allowed name in neither is left out of the grammar (not callable); the
 // catalog kept under the request's ToolsID never takes the definitions in (a request of
 // that ToolsID without them renders the tool as one without a schema), and the next
 // request's other definitions of the same name are read afresh.
 func TestGrammarFor_DefinitionsHoldTheLoadedToolsArguments(t *testing.T) {
 	g := grammarFor(masking.Hermes())
-	allowed := []string{"search_tools", "load_tool", "github_create_issue"}
+	allowed := []string{"search_tools", "load_tool", "github_create_issue", "ghost_tool"}
 	r := llamacpp.GrammarRequest{Allowed: allowed, Required: true, Tools: json.RawMessage(indexMetaTools), ToolsID: "v1/index", Definitions: json.RawMessage(indexDefinitions)}
 	got := grammarText(t, g, r)
 	for _, want := range []string{`"github_create_issue" tool-args`, `"\"low\"" | "\"high\""`, `"load_tool" tool-args`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("grammar lacks %s:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "ghost_tool") {
+		t.Errorf("a name in neither the tools nor the definitions is callable:\n%s", got)
+	}
+	if len(allowed) != 4 || allowed[3] != "ghost_tool" {
+		t.Errorf("the request's Allowed was edited: %v", allowed)
 	}
 	r.Definitions = nil
 	if plain := grammarText(t, g, r); strings.Contains(plain, `\"low\"`) {
