@@ -33,8 +33,9 @@ func RoutingHint(ctx context.Context) (name, value string, ok bool) {
 }
 
 // HintTransport returns next with the routing hint of each request's context set as a
-// header on the request (a copy: a RoundTripper must not modify its request). A request
-// whose context carries none goes as it is. If next is nil, http.DefaultTransport is
+// header on the request (a copy: a RoundTripper must not modify its request), and the
+// session token of its context (WithSessionToken) sent and remembered. A request whose
+// context carries neither goes as it is. If next is nil, http.DefaultTransport is
 // used.
 func HintTransport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
@@ -46,11 +47,23 @@ func HintTransport(next http.RoundTripper) http.RoundTripper {
 type hintTransport struct{ next http.RoundTripper }
 
 func (t hintTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	name, value, ok := RoutingHint(req.Context())
-	if !ok {
+	name, value, hinted := RoutingHint(req.Context())
+	st, tokened := sessionTokenOf(req.Context())
+	if !hinted && !tokened {
 		return t.next.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
-	req.Header.Set(name, value)
-	return t.next.RoundTrip(req)
+	if hinted {
+		req.Header.Set(name, value)
+	}
+	if tokened {
+		if tok := st.store.Get(st.session); tok != "" {
+			req.Header.Set(st.header, tok)
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	if tokened && err == nil {
+		st.store.Put(st.session, resp.Header.Get(st.header))
+	}
+	return resp, err
 }

@@ -155,7 +155,7 @@ func (s *Server) loop(r *http.Request, x *exchange, be backends.Backend, q *requ
 		// upstreamBody.
 		rctx := s.ops.RoundBegun(ctx, &x.ops, observe.Round{N: n, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, p)}) // counts the round; with tracing, its spans
 		t := s.now()
-		resp, err := be.ChatCompletion(x.hinted(rctx), backendRequest(x, p, body, q.env.Model, stream))
+		resp, err := be.ChatCompletion(x.hinted(rctx), backendRequest(x, p, x.hintedBody(body), q.env.Model, stream))
 		x.upstream += s.now().Sub(t)
 		if err != nil {
 			return fail(err)

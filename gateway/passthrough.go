@@ -155,8 +155,10 @@ func (s *Server) passEndpoint(w http.ResponseWriter, r *http.Request, x *exchang
 	if k := x.caller.key; k != nil && k.IsolateCache {
 		x.cacheSalt = s.threads.CacheSalt(k.Name)
 	}
-	if rt.up.HintHeader != "" && rt.up.HintValue == HintCaller { // no thread: one request, no conversation
-		x.hint = routingHint{rt.up.HintHeader, s.threads.Caller(threadIdentity(x.caller.name(), prof.Name))}
+	if x.hint = s.hintFor(rt.up); x.hint.named() && rt.up.HintValue == HintCaller { // no thread: one request, no conversation
+		x.hint.value = s.threads.Caller(threadIdentity(x.caller.name(), prof.Name))
+	} else {
+		x.hint = routingHint{}
 	}
 	// The gateway counts a stream's tokens from its usage; a client that did not ask for
 	// it gets the stream without it.

@@ -283,7 +283,7 @@ func (s *Server) pass(w http.ResponseWriter, r *http.Request, x *exchange, rt ro
 	}
 	uctx := s.ops.RoundBegun(r.Context(), &x.ops, observe.Round{N: -1, Backend: x.backend, Stream: x.stream, Loaded: underRemove(s, plan)}) // the upstream call's span, ended with the request's
 	t := s.now()
-	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), backendRequest(x, plan, body, env.Model, env.Stream))
+	resp, err := rt.up.Backend.ChatCompletion(x.hinted(uctx), backendRequest(x, plan, x.hintedBody(body), env.Model, env.Stream))
 	x.upstream += s.now().Sub(t)
 	if err != nil {
 		return err

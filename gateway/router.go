@@ -40,8 +40,17 @@ type Upstream struct {
 	// the engines (docs/scale-out.md: which router reads which header). If empty, none
 	// is sent.
 	HintHeader string
-	// HintValue is what HintHeader holds: HintThread (if empty) or HintCaller.
+	// HintValue is what names the conversation, in HintHeader, SessionTokenHeader's
+	// memory and NVExt's session_control: HintThread (if empty) or HintCaller.
 	HintValue string
+	// SessionTokenHeader, when set, is a header a router answers with and expects back
+	// on the conversation's next request (llm-d's x-session-token): the gateway
+	// remembers, per conversation, the last value it answered with and sends it back. If
+	// empty, none is sent.
+	SessionTokenHeader string
+	// NVExt is what requests to this backend carry in the Chat Completions body's nvext
+	// member for NVIDIA Dynamo (backends.NVExt); the zero value writes nothing.
+	NVExt backends.NVExt
 }
 
 // What a routing hint names (Upstream.HintValue).
@@ -76,14 +85,20 @@ type router struct {
 	ups      []*Upstream
 	// reasoning holds each upstream's reasoning name, learnt from its answers.
 	reasoning map[*Upstream]*reasoningName
+	// tokens holds the session tokens of each upstream with a SessionTokenHeader.
+	tokens map[*Upstream]*backends.SessionTokens
 }
 
 func newRouter(ups []Upstream) *router {
-	r := &router{exact: map[string]*Upstream{}, reasoning: map[*Upstream]*reasoningName{}}
+	r := &router{exact: map[string]*Upstream{}, reasoning: map[*Upstream]*reasoningName{},
+		tokens: map[*Upstream]*backends.SessionTokens{}}
 	for i := range ups {
 		u := &ups[i]
 		r.ups = append(r.ups, u)
 		r.reasoning[u] = newReasoningName(u)
+		if u.SessionTokenHeader != "" {
+			r.tokens[u] = &backends.SessionTokens{}
+		}
 		for _, m := range u.Models {
 			if m == "*" {
 				if r.wildcard == nil {

@@ -48,13 +48,15 @@ func buildUpstreams(cfg *config.Config, transport http.RoundTripper, getenv func
 		}
 		// Discovered and -model backends were not in the file: its defaults, here.
 		ups = append(ups, gateway.Upstream{Name: b.Name, Kind: b.Kind, Models: b.Models, Backend: be, ContextWindow: b.ContextWindow,
-			ReasoningField:   b.ReasoningField,
-			MaxResponseBytes: int64(b.MaxResponseBytes),
-			MaxInFlight:      cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
-			MaxQueue:         cmp.Or(b.MaxQueue, config.DefaultMaxQueue),
-			QueueTimeout:     cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout),
-			HintHeader:       b.Routing.HintHeader,
-			HintValue:        b.Routing.HintValue})
+			ReasoningField:     b.ReasoningField,
+			MaxResponseBytes:   int64(b.MaxResponseBytes),
+			MaxInFlight:        cmp.Or(b.MaxInFlight, config.DefaultMaxInFlight),
+			MaxQueue:           cmp.Or(b.MaxQueue, config.DefaultMaxQueue),
+			QueueTimeout:       cmp.Or(time.Duration(b.QueueTimeout), config.DefaultQueueTimeout),
+			HintHeader:         b.Routing.HintHeader,
+			HintValue:          b.Routing.HintValue,
+			SessionTokenHeader: b.Routing.SessionToken,
+			NVExt:              nvext(b.Routing.NVExt)})
 	}
 	return ups, nil
 }
@@ -151,4 +153,10 @@ func startHealthChecks(ctx context.Context, ups []gateway.Upstream) {
 			s.Start(ctx)
 		}
 	}
+}
+
+// nvext is a backend's configured nvext members as the gateway writes them.
+func nvext(n config.NVExt) backends.NVExt {
+	return backends.NVExt{SessionControl: n.SessionControl, SessionAction: n.SessionAction, SessionTimeout: n.SessionTimeout,
+		Priority: n.Priority, StrictPriority: n.StrictPriority, SpeculativePrefill: n.SpeculativePrefill}
 }
