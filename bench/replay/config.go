@@ -46,7 +46,7 @@ type Config struct {
 	Catalogs []int
 	// Scenarios to run. If empty, fresh, profile and long.
 	Scenarios []string
-	// Strategies to run, as gateway.Options.Strategy. If empty, all six.
+	// Strategies to run, as gateway.Options.Strategy. If empty, all seven.
 	Strategies []string
 	// Sessions is the number of sessions in the profile scenarios. If zero, 10.
 	Sessions int
@@ -64,7 +64,7 @@ type Config struct {
 	// BlockSize is the prefix model's block size in tokens. If zero, 16 (vLLM's).
 	BlockSize int
 	// Unconstrained makes the prefix model an engine that cannot enforce an allowed set
-	// (mask then becomes validate, and auto remove).
+	// (mask then becomes validate, index and auto remove).
 	Unconstrained bool
 	// Gen is the output tokens an engine target decodes per round before the scripted
 	// reply replaces them. If zero, 16.
@@ -86,7 +86,7 @@ type Config struct {
 }
 
 var allStrategies = []string{string(gateway.StrategyEager), string(gateway.StrategyRemove), string(gateway.StrategyMask),
-	string(gateway.StrategyAllowedTools), string(gateway.StrategyValidate), string(gateway.StrategyAuto)}
+	string(gateway.StrategyAllowedTools), string(gateway.StrategyValidate), string(gateway.StrategyIndex), string(gateway.StrategyAuto)}
 
 func (c Config) withDefaults() Config {
 	if c.Target == "" {

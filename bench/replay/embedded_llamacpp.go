@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/maskgate/maskgate/backends"
 	"github.com/maskgate/maskgate/backends/embedded"
 	"github.com/maskgate/maskgate/bench/tinymodel"
 	"github.com/maskgate/maskgate/kvcache"
@@ -38,8 +39,9 @@ func newEmbeddedTarget(c Config) (*engineTarget, error) {
 		about.Times = "measured on the tiny random-weight model on this CPU: NOT representative of real models " +
 			"(on a tiny model attention over a long cached prompt dominates, so a long cached prompt can look slower than a short recomputed one, which real models reverse)"
 	}
-	// The engine masks to Request.Allowed and narrows to an allowed_tools tool_choice.
-	caps := kvcache.Capabilities{Constrains: true, AllowedTools: true, CachesPrefixes: true}
+	// The engine masks to Request.Allowed, narrows to an allowed_tools tool_choice and
+	// serves index where it constrains (LoadsTools).
+	caps := kvcache.Capabilities{Constrains: true, AllowedTools: true, CachesPrefixes: true, Index: be.LoadsTools() != backends.LoadNone}
 	return &engineTarget{about: about, caps: caps, scr: scripted(be, c), closeFn: be.Close}, nil
 }
 

@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&c.Target, "target", TargetModel, "what answers the gateway: model (the kvcache prefix model), embedded (llama.cpp in-process; -tags llamacpp) or url")
 	catalogs := fs.String("catalogs", "", "catalog sizes in tools, comma-separated (default 20,100,500 on the prefix model, 20 on an engine)")
 	scenarios := fs.String("scenarios", "", "fresh, profile, concurrent, long, comma-separated (default fresh,profile,long)")
-	strategies := fs.String("strategies", "", "gateway strategies, comma-separated (default eager,remove,mask,allowed_tools,validate,auto)")
+	strategies := fs.String("strategies", "", "gateway strategies, comma-separated (default eager,remove,mask,allowed_tools,validate,index,auto)")
 	fs.IntVar(&c.Sessions, "sessions", 10, "sessions of one profile in the profile scenarios")
 	fs.IntVar(&c.Turns, "turns", 20, "turns per session")
 	fs.IntVar(&c.LongTurns, "long-turns", 80, "turns of the long session")

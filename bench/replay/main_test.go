@@ -25,7 +25,7 @@ func TestQuick_SaneAccountingAndEveryFileWritten(t *testing.T) {
 	if code := run(context.Background(), []string{"-quick", "-out", dir}, &stdout, &stderr, func(string) string { return "" }); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "[24/24]") {
+	if !strings.Contains(stderr.String(), "[28/28]") {
 		t.Errorf("no progress for every run on stderr:\n%s", stderr.String())
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
@@ -36,8 +36,8 @@ func TestQuick_SaneAccountingAndEveryFileWritten(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
-	if len(rep.Runs) != 24 {
-		t.Fatalf("%d runs, want 4 scenarios × 6 strategies", len(rep.Runs))
+	if len(rep.Runs) != 28 {
+		t.Fatalf("%d runs, want 4 scenarios × 7 strategies", len(rep.Runs))
 	}
 	checkSane(t, &rep)
 

@@ -194,11 +194,25 @@ type prefixEngine struct {
 var (
 	_ backends.Backend         = (*prefixEngine)(nil)
 	_ backends.ToolConstrainer = (*prefixEngine)(nil)
+	_ backends.ToolLoader      = (*prefixEngine)(nil)
 )
 
 // ConstrainsTools says whether the modelled engine enforces Request.Allowed (vLLM with a
-// structural tag does; -constrains=false models one that does not).
+// structural tag does; -unconstrained models one that does not).
 func (e *prefixEngine) ConstrainsTools() bool { return e.constrains }
+
+// LoadsTools: an engine that enforces the allowed set serves strategy index by definition,
+// as the llamacpp, vllm, sglang and embedded backends do: a loaded tool's schema comes in
+// Request.Definitions, held to by the constraint and never rendered, so the prompt the
+// model renders is Body's alone (the meta-tools with the catalog's index, the conversation
+// with the load results' definitions in it). One that cannot enforce it serves none (the
+// gateway then serves remove).
+func (e *prefixEngine) LoadsTools() backends.LoadKind {
+	if e.constrains {
+		return backends.LoadByDefinition
+	}
+	return backends.LoadNone
+}
 
 func (e *prefixEngine) ChatCompletion(ctx context.Context, req *backends.Request) (*backends.Response, error) {
 	if req.Stream {

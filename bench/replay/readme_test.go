@@ -46,12 +46,12 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 	// and long sessions' counts as they are, sessions 2–10 of a profile as their mean
 	// rounded to the token (ComputedLater; ComputedFirst is the first session's).
 	cells := []computedRow{
-		{20, ScenarioProfile, map[string]int{"eager": 926, "remove": 5443, "mask": 1167, "allowed_tools": 1167, "validate": 1239, "auto": 5443}},
-		{100, ScenarioFresh, map[string]int{"eager": 15560, "remove": 4941, "mask": 16036, "allowed_tools": 16036, "validate": 16036, "auto": 4941}},
-		{100, ScenarioProfile, map[string]int{"eager": 916, "remove": 5504, "mask": 1166, "allowed_tools": 1166, "validate": 1244, "auto": 5504}},
-		{500, ScenarioFresh, map[string]int{"eager": 73060, "remove": 5020, "mask": 73566, "allowed_tools": 73566, "validate": 73566, "auto": 5020}},
-		{500, ScenarioProfile, map[string]int{"eager": 910, "remove": 5393, "mask": 1163, "allowed_tools": 1163, "validate": 1223, "auto": 5393}},
-		{500, ScenarioLong, map[string]int{"eager": 75863, "remove": 14536, "mask": 76370, "allowed_tools": 76370, "validate": 76487, "auto": 14536}},
+		{20, ScenarioProfile, map[string]int{"eager": 926, "remove": 5443, "mask": 1167, "allowed_tools": 1167, "validate": 1239, "index": 1883, "auto": 1883}},
+		{100, ScenarioFresh, map[string]int{"eager": 15560, "remove": 4941, "mask": 16036, "allowed_tools": 16036, "validate": 16036, "index": 4515, "auto": 4941}},
+		{100, ScenarioProfile, map[string]int{"eager": 916, "remove": 5504, "mask": 1166, "allowed_tools": 1166, "validate": 1244, "index": 1926, "auto": 5504}},
+		{500, ScenarioFresh, map[string]int{"eager": 73060, "remove": 5020, "mask": 73566, "allowed_tools": 73566, "validate": 73566, "index": 13510, "auto": 5020}},
+		{500, ScenarioProfile, map[string]int{"eager": 910, "remove": 5393, "mask": 1163, "allowed_tools": 1163, "validate": 1223, "index": 1902, "auto": 5393}},
+		{500, ScenarioLong, map[string]int{"eager": 75863, "remove": 14536, "mask": 76370, "allowed_tools": 76370, "validate": 76487, "index": 16322, "auto": 14536}},
 	}
 	for _, r := range cells {
 		for st, want := range r.cells {
@@ -77,10 +77,11 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 		ratio                string
 		validate             int
 		maskCached, rmCached string
+		auto                 gateway.Strategy
 	}{
-		{20, "0.21", 11, "98.9", ""},
-		{100, "0.21", 11, "99.7", "87"},
-		{500, "0.22", 9, "99.9", "87"},
+		{20, "0.21", 11, "98.9", "", gateway.StrategyIndex},
+		{100, "0.21", 11, "99.7", "87", gateway.StrategyRemove},
+		{500, "0.22", 9, "99.9", "87", gateway.StrategyRemove},
 	} {
 		n := w.n
 		mask, remove := get(n, ScenarioProfile, string(gateway.StrategyMask)), get(n, ScenarioProfile, string(gateway.StrategyRemove))
@@ -102,12 +103,13 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 			if d := get(n, sc, string(gateway.StrategyMask)).DisabledMetric; d != 0 {
 				t.Errorf("%d tools, %s: %d disabled calls under mask from a script that never strays where the allowed set refuses", n, sc, d)
 			}
-			// "Auto serves remove here". Whether that is the cheapest choice is not asked:
-			// the replay's engine seconds come from the cost model auto decides with, so
-			// the answer would be auto grading itself. TestLlamaServer_AutoFitsTheEnginesCosts
-			// fits its costs to llama-server's own timings.
-			if auto := get(n, sc, string(gateway.StrategyAuto)); auto.Served != string(gateway.StrategyRemove) {
-				t.Errorf("%d tools, %s: auto served %s; the README says remove", n, sc, auto.Served)
+			// "Auto serves index at 20 tools, remove at 100 and 500". Whether that is the
+			// cheapest choice is not asked: the replay's engine seconds come from the cost
+			// model auto decides with, so the answer would be auto grading itself.
+			// TestLlamaServer_AutoFitsTheEnginesCosts fits its costs to llama-server's own
+			// timings.
+			if auto := get(n, sc, string(gateway.StrategyAuto)); auto.Served != string(w.auto) {
+				t.Errorf("%d tools, %s: auto served %s; docs/benchmarks.md says %s", n, sc, auto.Served, w.auto)
 			}
 			// The long session is quoted only at 100 and 500 tools; at 20 it caches more
 			// (99.3 %) than the fresh and profile sessions the 98.9 % is theirs.
@@ -124,6 +126,7 @@ func TestReplay_TheREADMEFigures(t *testing.T) {
 			}
 		}
 	}
+	checkIndexTable(t, get)
 }
 
 // computedRow is one row of docs/benchmarks.md's table of computed prompt tokens.

@@ -63,6 +63,9 @@ type TurnResult struct {
 	// RoundPrompt and RoundCompletion are the same sums as the engine side saw them.
 	RoundPrompt     int `json:"round_prompt"`
 	RoundCompletion int `json:"round_completion"`
+	// LastPrompt is the prompt tokens of the request's last round, the one that answered
+	// the client: the context its decoded tokens read.
+	LastPrompt int `json:"last_prompt"`
 	// Disabled is the calls to tools that were not loaded that reached the gateway.
 	Disabled int `json:"disabled"`
 	// TTFT is the seconds to the first token of the answer the client got (earlier rounds
@@ -84,16 +87,19 @@ func (t TurnResult) HitRate() float64 { return ratio(t.Cached, t.Prompt) }
 
 // SessionResult is one session's turns and totals.
 type SessionResult struct {
-	Index         int          `json:"index"`
-	Prompt        int          `json:"prompt"`
-	Cached        int          `json:"cached"`
-	Computed      int          `json:"computed"`
-	Completion    int          `json:"completion"`
-	Rounds        int          `json:"rounds"`
-	Disabled      int          `json:"disabled"`
-	HitRate       float64      `json:"hit_rate"`
-	EngineSeconds float64      `json:"engine_s"`
-	Turns         []TurnResult `json:"turns"`
+	Index         int     `json:"index"`
+	Prompt        int     `json:"prompt"`
+	Cached        int     `json:"cached"`
+	Computed      int     `json:"computed"`
+	Completion    int     `json:"completion"`
+	Rounds        int     `json:"rounds"`
+	Disabled      int     `json:"disabled"`
+	HitRate       float64 `json:"hit_rate"`
+	EngineSeconds float64 `json:"engine_s"`
+	// LastPrompt is the last turn's LastPrompt: the context every token decoded at the
+	// session's end reads.
+	LastPrompt int          `json:"last_prompt"`
+	Turns      []TurnResult `json:"turns"`
 }
 
 // RunResult is one catalog, scenario and strategy.
@@ -113,6 +119,8 @@ type RunResult struct {
 	// out the first turn of every session.
 	HitRate           float64 `json:"hit_rate"`
 	HitRateAfterFirst float64 `json:"hit_rate_after_turn0"`
+	// LastPrompt is the mean of the sessions' LastPrompt: the prompt at the last turn.
+	LastPrompt float64 `json:"last_prompt"`
 	// Disabled is the engine side's count of calls to unloaded tools; DisabledMetric is
 	// the gateway's maskgate_disabled_tool_calls_total at the end of the run.
 	Disabled       int `json:"disabled"`
@@ -166,6 +174,10 @@ func (r *RunResult) summarize() {
 			}
 		}
 		s.HitRate = ratio(s.Cached, s.Prompt)
+		if len(s.Turns) > 0 {
+			s.LastPrompt = s.Turns[len(s.Turns)-1].LastPrompt
+		}
+		r.LastPrompt += float64(s.LastPrompt)
 		prompt += s.Prompt
 		cached += s.Cached
 		r.Disabled += s.Disabled
@@ -180,6 +192,7 @@ func (r *RunResult) summarize() {
 	n := float64(len(r.Sessions))
 	r.ComputedPerSession /= n
 	r.EngineSeconds /= n
+	r.LastPrompt /= n
 	if len(r.Sessions) > 1 {
 		r.ComputedLater /= n - 1
 	}
@@ -226,6 +239,9 @@ func checks(rep *Report) []Check {
 				return nil
 			}
 			mask, remove, auto := get(string(gateway.StrategyMask)), get(string(gateway.StrategyRemove)), get(string(gateway.StrategyAuto))
+			if index := get(string(gateway.StrategyIndex)); index != nil {
+				out = append(out, indexChecks(n, sc, index, mask)...)
+			}
 			if mask != nil {
 				out = append(out, Check{Catalog: n, Scenario: sc, Target: "mask: ≥ 99% of prompt tokens cached after turn 0",
 					Value: mask.HitRateAfterFirst, Met: mask.HitRateAfterFirst >= 0.99,
@@ -290,6 +306,30 @@ func checks(rep *Report) []Check {
 	return out
 }
 
+// indexChecks are issue 40's targets for strategy index: its prompt at the last turn at
+// most 20 % of mask's, at least 99 % of its prompt tokens cached after each session's
+// first turn, and from a profile's second session on at most 1.2× mask's computed tokens.
+// mask may be nil (not run): then only the cached share is reported.
+func indexChecks(n int, sc string, index, mask *RunResult) []Check {
+	out := []Check{{Catalog: n, Scenario: sc, Target: "index: ≥ 99% of prompt tokens cached after turn 0",
+		Value: index.HitRateAfterFirst, Met: index.HitRateAfterFirst >= 0.99,
+		Detail: fmt.Sprintf("%.2f%% (served %s)", 100*index.HitRateAfterFirst, index.Served)}}
+	if mask == nil {
+		return out
+	}
+	if mask.LastPrompt > 0 {
+		q := index.LastPrompt / mask.LastPrompt
+		out = append(out, Check{Catalog: n, Scenario: sc, Target: "index: prompt at the last turn ≤ 0.2× mask's",
+			Value: q, Met: q <= 0.2, Detail: fmt.Sprintf("×%.3f (%s vs %s tokens)", q, thousands(index.LastPrompt), thousands(mask.LastPrompt))})
+	}
+	if sc == ScenarioProfile && len(mask.Sessions) > 1 && mask.ComputedLater > 0 {
+		q := index.ComputedLater / mask.ComputedLater
+		out = append(out, Check{Catalog: n, Scenario: sc, Target: "index ≤ 1.2× mask's computed tokens per session, second session on",
+			Value: q, Met: q <= 1.2, Detail: fmt.Sprintf("×%.2f (%s vs %s)", q, thousands(index.ComputedLater), thousands(mask.ComputedLater))})
+	}
+	return out
+}
+
 // Markdown writes the report's tables.
 func (rep *Report) Markdown(w io.Writer, plots []string) error {
 	var b strings.Builder
@@ -345,6 +385,33 @@ func (rep *Report) Markdown(w io.Writer, plots []string) error {
 			row(n, sc, func(r *RunResult) string {
 				return fmt.Sprintf("%.1f%% (%.1f%%)", 100*r.HitRateAfterFirst, 100*r.HitRate)
 			}, sc)
+		}
+	}
+
+	b.WriteString("\n## Prompt at the last turn\n\nPrompt tokens of the last turn's answering round, mean over sessions: the context every token decoded at a session's end reads.\n\n")
+	header()
+	for _, n := range s.Catalogs {
+		for _, sc := range s.Scenarios {
+			row(n, sc, func(r *RunResult) string { return thousands(r.LastPrompt) }, sc)
+		}
+	}
+	if slices.Contains(cols, string(gateway.StrategyAuto)) {
+		b.WriteString("\n## Auto's choice\n\nWhat auto served (X-Maskgate-Strategy), then the strategy its cost model would choose next, with each open strategy's estimated engine seconds per session.\n\n")
+		b.WriteString("| catalog | scenario | served | next | estimates |\n|---|---|---|---|---|\n")
+		for _, n := range s.Catalogs {
+			for _, sc := range s.Scenarios {
+				for i := range rep.Runs {
+					r := &rep.Runs[i]
+					if r.Catalog != n || r.Scenario != sc || r.Strategy != string(gateway.StrategyAuto) || r.Auto == nil {
+						continue
+					}
+					var est []string
+					for _, e := range r.Auto.Decision.Estimates {
+						est = append(est, fmt.Sprintf("%s %.2f s", e.Strategy, e.Seconds))
+					}
+					fmt.Fprintf(&b, "| %d tools | %s | %s | %s | %s |\n", n, sc, r.Served, r.Auto.Decision.Strategy, strings.Join(est, ", "))
+				}
+			}
 		}
 	}
 

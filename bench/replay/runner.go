@@ -306,6 +306,7 @@ func (cl *client) turn(ctx context.Context, thread string, msgs [][]byte) (*Turn
 		decode += r.Decode
 		tr.RoundCompletion += r.Completion
 		tr.RoundPrompt += r.Prompt
+		tr.LastPrompt = r.Prompt
 		if r.Stray {
 			tr.Disabled++
 		}

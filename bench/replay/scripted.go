@@ -75,7 +75,16 @@ type scriptedEngine struct {
 var (
 	_ backends.Backend         = (*scriptedEngine)(nil)
 	_ backends.ToolConstrainer = (*scriptedEngine)(nil)
+	_ backends.ToolLoader      = (*scriptedEngine)(nil)
 )
+
+// LoadsTools is the engine's own answer (strategy index), as ConstrainsTools is.
+func (s *scriptedEngine) LoadsTools() backends.LoadKind {
+	if l, ok := s.inner.(backends.ToolLoader); ok {
+		return l.LoadsTools()
+	}
+	return backends.LoadNone
+}
 
 // ConstrainsTools is the engine's own answer, so the gateway picks what it would.
 func (s *scriptedEngine) ConstrainsTools() bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/maskgate/maskgate/backends"
@@ -83,7 +84,7 @@ func (t *modelTarget) backend() (backends.Backend, *roundLog) {
 }
 
 func (t *modelTarget) engine() kvcache.Engine {
-	return kvcache.Engine{Capabilities: kvcache.Capabilities{Constrains: !t.unconstrained, AllowedTools: true, CachesPrefixes: true}}
+	return kvcache.Engine{Capabilities: kvcache.Capabilities{Constrains: !t.unconstrained, AllowedTools: true, CachesPrefixes: true, Index: !t.unconstrained}}
 }
 
 func (t *modelTarget) close() error { return nil }
@@ -143,7 +144,7 @@ func newURLTarget(c Config) (*engineTarget, error) {
 		about: TargetInfo{Name: c.Kind + " at " + c.URL, Kind: c.Kind, Model: c.Model,
 			Tokens: "the engine's own usage (prompt_tokens, cached_tokens); Ollama's cached tokens are the gateway's estimate",
 			Times:  "measured at the gateway's backend call: time to the first streamed chunk, then decode", TimesCount: true},
-		caps:    urlCapabilities(c.Kind),
+		caps:    urlCapabilities(c.Kind, be),
 		scr:     scripted(be, c),
 		closeFn: func() error { transport.CloseIdleConnections(); return nil },
 	}, nil
@@ -151,20 +152,28 @@ func newURLTarget(c Config) (*engineTarget, error) {
 
 // urlCapabilities is what each kind of backend can do, as the gateway's backends do it:
 // llama-server and vLLM constrain (a grammar, a structural tag), OpenAI honours
-// allowed_tools, and every engine but a hosted API reuses cached prefixes it holds.
-func urlCapabilities(kind string) kvcache.Capabilities {
+// allowed_tools, and every engine but a hosted API reuses cached prefixes it holds. Index
+// is the backend's own answer (backends.ToolLoader), as cmd/gateway asks it.
+func urlCapabilities(kind string, be backends.Backend) kvcache.Capabilities {
+	var c kvcache.Capabilities
 	switch kind {
 	case "llamacpp", "vllm":
-		return kvcache.Capabilities{Constrains: true, CachesPrefixes: true}
+		c = kvcache.Capabilities{Constrains: true, CachesPrefixes: true}
 	case "openai":
-		return kvcache.Capabilities{AllowedTools: true, CachesPrefixes: true}
+		c = kvcache.Capabilities{AllowedTools: true, CachesPrefixes: true}
+	default:
+		c = kvcache.Capabilities{CachesPrefixes: true}
 	}
-	return kvcache.Capabilities{CachesPrefixes: true}
+	l, ok := be.(backends.ToolLoader)
+	c.Index = ok && l.LoadsTools() != backends.LoadNone
+	return c
 }
 
 // hermesGrammar is cmd/gateway's grammar hook for llama-server: a lazy GBNF grammar that
 // starts at <tool_call> and then allows only the allowed names, each with its arguments
-// rule from the request's tools array (catalogs kept per ToolsID).
+// rule from the request's tools array (catalogs kept per ToolsID) or, under strategy
+// index, from Request.Definitions (a catalog for the request alone; an allowed name in
+// neither is not callable).
 func hermesGrammar() llamacpp.GrammarFunc {
 	var catalogs masking.Catalogs
 	return func(r llamacpp.GrammarRequest) (json.RawMessage, error) {
@@ -172,14 +181,28 @@ func hermesGrammar() llamacpp.GrammarFunc {
 		if r.Required {
 			spec.Mode = masking.ModeRequired
 		}
-		cat, err := catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) {
-			ts, err := oai.ToolSchemas(r.Tools)
-			params := make(map[string]json.RawMessage, len(ts))
-			for _, t := range ts {
-				params[t.Name] = t.Parameters
+		defs, err := toolParams(r.Definitions)
+		if err != nil {
+			return nil, fmt.Errorf("definitions: %w", err)
+		}
+		var cat *masking.Catalog
+		if len(defs) == 0 {
+			cat, err = catalogs.Get(r.ToolsID, func() (map[string]json.RawMessage, error) { return toolParams(r.Tools) })
+		} else {
+			var params map[string]json.RawMessage
+			if params, err = toolParams(r.Tools); err == nil {
+				if params == nil {
+					params = map[string]json.RawMessage{}
+				}
+				for name, p := range defs {
+					if _, ok := params[name]; !ok {
+						params[name] = p
+					}
+				}
+				cat = masking.NewCatalog(params)
+				spec.Allowed = slices.DeleteFunc(slices.Clone(spec.Allowed), func(n string) bool { return !cat.Has(n) })
 			}
-			return params, err
-		})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +212,22 @@ func hermesGrammar() llamacpp.GrammarFunc {
 		}
 		return json.Marshal(g)
 	}
+}
+
+// toolParams reads each tool's parameters out of a tools array, by name.
+func toolParams(tools []byte) (map[string]json.RawMessage, error) {
+	if len(tools) == 0 || string(tools) == "null" {
+		return nil, nil
+	}
+	ts, err := oai.ToolSchemas(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	params := make(map[string]json.RawMessage, len(ts))
+	for _, t := range ts {
+		params[t.Name] = t.Parameters
+	}
+	return params, nil
 }
 
 func newTarget(c Config) (target, error) {
