@@ -40,7 +40,7 @@ func TestParse_ErrorsNameFileLineAndKey(t *testing.T) {
 		{"wrong type", "search:\n  top_k: many\n", `g.yaml:2: search.top_k: expected an integer, got "many"`},
 		{"list expected", "backends: {name: a}\n", "g.yaml:1: backends: expected a list"},
 		{"bad strategy", "strategy: fast\n",
-			`g.yaml:1: strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate)`},
+			`g.yaml:1: strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate, index)`},
 		{"bad size", "max_request_bytes: lots\n",
 			`g.yaml:1: max_request_bytes: invalid size "lots": write bytes (1048576) or a size such as 16MiB`},
 		{"storage is gone", "search: {storage: context}\n",

@@ -130,7 +130,7 @@ func TestParse_ProfileErrorsNameFileLineAndKey(t *testing.T) {
 		{"profile client_tools checked", "profiles:\n  - name: a\n    search:\n      client_tools: lazy\n",
 			`g.yaml:4: profiles[0].search.client_tools: unknown mode "lazy" (callable or managed)`},
 		{"profile strategy checked", "profiles:\n  - name: a\n    strategy: fast\n",
-			`g.yaml:3: profiles[0].strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate)`},
+			`g.yaml:3: profiles[0].strategy: unknown strategy "fast" (one of auto, eager, mask, allowed_tools, remove, validate, index)`},
 		{"profile filter checked", "profiles:\n  - name: a\n    filters:\n      - tools: [x]\n",
 			`g.yaml:4: profiles[0].filters[0].phases: required: list the phases the rule denies in (search, load, active)`},
 		{"profile filter names profiles", "profiles:\n  - name: a\n    filters:\n      - {phases: [load], profiles: [b]}\n",
@@ -198,5 +198,18 @@ func TestParse_ClientToolsAndCatalogFirst(t *testing.T) {
 	}
 	if empty.Search.ClientTools != "callable" || empty.Search.CatalogFirst != nil {
 		t.Errorf("defaults: client_tools %q, catalog_first %v", empty.Search.ClientTools, empty.Search.CatalogFirst)
+	}
+}
+
+func TestParse_IndexStrategyAndSummaryOverride(t *testing.T) {
+	c, err := Parse("g.yaml", []byte("strategy: index\nprofiles:\n  - name: p\n    strategy: index\n    tools:\n      overrides: [{tool: a_b, summary: Files a ticket}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Strategy != "index" || c.Profiles[0].Strategy != "index" {
+		t.Errorf("strategy %q, profile's %q", c.Strategy, c.Profiles[0].Strategy)
+	}
+	if s := c.Profiles[0].Tools.Overrides[0].Summary; s == nil || *s != "Files a ticket" {
+		t.Errorf("summary %v", s)
 	}
 }
