@@ -66,6 +66,12 @@ type Config struct {
 	// Unconstrained makes the prefix model an engine that cannot enforce an allowed set
 	// (mask then becomes validate, index and auto remove).
 	Unconstrained bool
+	// Progressive makes the gateway load the top results of a search for each new user
+	// message itself (gateway.Options.Progressive) instead of waiting for load_tool.
+	Progressive bool
+	// Paste is the words of pasted context (a log excerpt, different in every message)
+	// each user message carries after its task. Zero: none.
+	Paste int
 	// Gen is the output tokens an engine target decodes per round before the scripted
 	// reply replaces them. If zero, 16.
 	Gen int
@@ -165,6 +171,8 @@ func (c Config) validate() error {
 	switch {
 	case c.Sessions < 1 || c.Turns < 2 || c.LongTurns < 2 || c.Concurrency < 1:
 		return fmt.Errorf("-sessions (%d), -turns (%d), -long-turns (%d) and -concurrency (%d): give at least 1, 2, 2 and 1", c.Sessions, c.Turns, c.LongTurns, c.Concurrency)
+	case c.Paste < 0:
+		return fmt.Errorf("-paste %d: give a number of words, 0 for none", c.Paste)
 	case c.Stray > 1:
 		return fmt.Errorf("-stray %g: give a share from 0 to 1", c.Stray)
 	case c.BlockSize < 1 || c.Gen < 1 || c.Slots < 1 || c.NumCtx < 16:

@@ -32,11 +32,13 @@ type Settings struct {
 	Stray       float64  `json:"stray"`
 	BlockSize   int      `json:"block_size,omitempty"`
 	Gen         int      `json:"gen,omitempty"`
+	Progressive bool     `json:"progressive,omitempty"`
+	Paste       int      `json:"paste_words,omitempty"`
 }
 
 func settingsOf(c Config) Settings {
 	s := Settings{Catalogs: c.Catalogs, Scenarios: c.Scenarios, Strategies: c.Strategies, Sessions: c.Sessions, Turns: c.Turns,
-		LongTurns: c.LongTurns, Concurrency: c.Concurrency, Seed: c.Seed, Stray: c.Stray}
+		LongTurns: c.LongTurns, Concurrency: c.Concurrency, Seed: c.Seed, Stray: c.Stray, Progressive: c.Progressive, Paste: c.Paste}
 	if c.Target == TargetModel {
 		s.BlockSize = c.BlockSize
 	} else {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math"
@@ -72,7 +73,8 @@ func Replay(ctx context.Context, c Config, t target) (*Report, error) {
 	return rep, nil
 }
 
-// warmUp plays one unmeasured two-turn session under the gateway's default strategy.
+// warmUp plays one unmeasured two-turn session under the run's first strategy (one that
+// fits the engine, where the catalog under mask would not).
 func warmUp(ctx context.Context, c Config, t target) error {
 	cat, err := workload.NewCatalog(workload.CatalogOptions{Tools: c.Catalogs[0], Seed: c.Seed + 1})
 	if err != nil {
@@ -85,7 +87,7 @@ func warmUp(ctx context.Context, c Config, t target) error {
 	w := c
 	w.Turns, w.Progress = 2, io.Discard
 	start := time.Now()
-	if _, err := replayRun(ctx, w, t, cat, ix, ScenarioFresh, string(gateway.StrategyMask), 0, nil); err != nil {
+	if _, err := replayRun(ctx, w, t, cat, ix, ScenarioFresh, c.Strategies[0], 0, nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Progress, "warm-up session (not measured): %.1fs\n", time.Since(start).Seconds())
@@ -124,13 +126,14 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 	// transport's error) is in its log, not in the envelope the client reads.
 	warned := &logtail.Buffer{Max: 16 << 10}
 	opt := gateway.Options{
-		Logger:    slog.New(slog.NewTextHandler(warned, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Upstreams: []gateway.Upstream{{Name: "replay", Kind: t.info().Kind, Models: []string{"*"}, Backend: be}},
-		Tools:     ix,
-		State:     state.NewMemory(state.Options{}),
-		Strategy:  gateway.Strategy(strategy),
-		Registry:  reg,
-		Tokens:    counter,
+		Logger:      slog.New(slog.NewTextHandler(warned, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Upstreams:   []gateway.Upstream{{Name: "replay", Kind: t.info().Kind, Models: []string{"*"}, Backend: be}},
+		Tools:       ix,
+		State:       state.NewMemory(state.Options{}),
+		Strategy:    gateway.Strategy(strategy),
+		Registry:    reg,
+		Tokens:      counter,
+		Progressive: c.Progressive,
 	}
 	var model *kvcache.CostModel
 	if gateway.Strategy(strategy) == gateway.StrategyAuto {
@@ -142,7 +145,7 @@ func replayRun(ctx context.Context, c Config, t target, cat *workload.Catalog, i
 	transport := &http.Transport{MaxIdleConnsPerHost: c.Concurrency + 1}
 	defer transport.CloseIdleConnections()
 	cl := &client{base: srv.URL, http: &http.Client{Transport: transport, Timeout: 10 * time.Minute}, log: log,
-		model: t.info().Model, system: workload.SystemMessage(fmt.Sprintf("Run %03d. ", k))}
+		model: t.info().Model, system: workload.SystemMessage(fmt.Sprintf("Run %03d. ", k)), paste: c.Paste}
 
 	turns, parallel := plan(c, scenario)
 	run := &RunResult{Catalog: len(cat.Specs), Scenario: scenario, Strategy: strategy, Sessions: make([]SessionResult, len(turns))}
@@ -203,6 +206,7 @@ type client struct {
 	log    *roundLog
 	model  string
 	system []byte
+	paste  int // words of pasted context a user message carries
 }
 
 // session plays one session on thread and measures each turn.
@@ -221,7 +225,8 @@ func (cl *client) session(ctx context.Context, thread string, s *workload.Sessio
 			if task == len(s.Tasks) {
 				task = 0 // more turns than tasks: start over (never with Turns = 2·tasks)
 			}
-			msgs = append(msgs, s.UserMessage(task))
+			_, sess, _ := strings.Cut(thread, "-") // the session, not the run: every strategy pastes the same
+			msgs = append(msgs, withPaste(s.UserMessage(task), sess, turn, cl.paste))
 		}
 		tr, msg, err := cl.turn(ctx, thread, msgs)
 		if err != nil {
@@ -244,6 +249,49 @@ func (cl *client) session(ctx context.Context, thread string, s *workload.Sessio
 		res.Turns = append(res.Turns, *tr)
 	}
 	return res, nil
+}
+
+// pasteWords are the words pasted context is made of: a log's vocabulary.
+var pasteWords = strings.Fields("error warn info request latency timeout retry upstream pod node queue shard " +
+	"replica lease token cache miss hit disk quota backoff deploy rollout canary alert page ticket " +
+	"checkout payment invoice customer region zone migration index vacuum lock deadlock")
+
+// withPaste appends words of pasted context to a user message: a log excerpt of n
+// words, drawn deterministically from the session and turn, so every message's is its
+// own and every strategy's run pastes the same.
+func withPaste(msg []byte, session string, turn, n int) []byte {
+	if n == 0 {
+		return msg
+	}
+	var m struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", session, turn)
+	x := h.Sum64() | 1
+	var b strings.Builder
+	b.WriteString(m.Content)
+	b.WriteString("\n\nPasted log:\n")
+	for i := range n {
+		x ^= x << 13 // xorshift64
+		x ^= x >> 7
+		x ^= x << 17
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if i%12 == 0 {
+			fmt.Fprintf(&b, "%02d:%02d:%02d", x%24, x>>8%60, x>>16%60)
+			continue
+		}
+		b.WriteString(pasteWords[x%uint64(len(pasteWords))])
+	}
+	m.Content = b.String()
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // turn sends the conversation so far and reads the gateway's accounting.
