@@ -36,3 +36,21 @@ func TestContextTokens_LlamaServer(t *testing.T) {
 		t.Errorf("--ctx-size 3072: %d, %v", n, err)
 	}
 }
+
+// Whatever /props says, ContextTokens answers a positive window or a 502, never a panic.
+func FuzzContextTokens(f *testing.F) {
+	for _, s := range []string{`{"default_generation_settings":{"n_ctx":4096}}`, `{"default_generation_settings":{"n_ctx":-1}}`,
+		`{"default_generation_settings":{"n_ctx":1e40}}`, `{"default_generation_settings":[]}`, `[]`, ``, `null`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, props string) {
+		fk := newFake(t)
+		fk.props = props
+		b := newTestBackend(t, fk.URL, nil)
+		n, err := b.ContextTokens(background(t))
+		var be *backends.Error
+		if (err == nil) != (n > 0) || (err != nil && (!errors.As(err, &be) || be.Status != 502)) {
+			t.Errorf("props %q: %d, %v", props, n, err)
+		}
+	})
+}
