@@ -145,7 +145,7 @@ func learn(pl *planner.Planner, x *exchange) {
 	}
 	prefills, decodes := timingSamples(x)
 	pl.Observe(x.plan, planner.Outcome{Backend: x.backend, Usage: x.usage, Prefills: prefills, Decodes: decodes,
-		Constrained: x.plan.Constrained()})
+		Constrained: x.strategy == StrategyMask || (x.strategy == StrategyIndex && x.plan.Constrained())})
 }
 
 // timingSamples are the request's measured engine costs. The engine's own timings of
