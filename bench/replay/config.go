@@ -66,6 +66,10 @@ type Config struct {
 	// Unconstrained makes the prefix model an engine that cannot enforce an allowed set
 	// (mask then becomes validate, index and auto remove).
 	Unconstrained bool
+	// Context is the prefix model's context window in tokens, as auto's cost model is
+	// told it (kvcache.Engine.ContextTokens): a strategy whose session outgrows it is
+	// not weighed. Zero: none. The prefix model itself truncates nothing.
+	Context int
 	// Progressive makes the gateway load the top results of a search for each new user
 	// message itself (gateway.Options.Progressive) instead of waiting for load_tool.
 	Progressive bool
@@ -171,6 +175,8 @@ func (c Config) validate() error {
 	switch {
 	case c.Sessions < 1 || c.Turns < 2 || c.LongTurns < 2 || c.Concurrency < 1:
 		return fmt.Errorf("-sessions (%d), -turns (%d), -long-turns (%d) and -concurrency (%d): give at least 1, 2, 2 and 1", c.Sessions, c.Turns, c.LongTurns, c.Concurrency)
+	case c.Context < 0:
+		return fmt.Errorf("-context %d: give a number of tokens, 0 for none", c.Context)
 	case c.Paste < 0:
 		return fmt.Errorf("-paste %d: give a number of words, 0 for none", c.Paste)
 	case c.Stray > 1:

@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.Float64Var(&c.Stray, "stray", 0.25, "share of tasks whose tool the model calls before loading it, where it can see it (0 to 1)")
 	fs.IntVar(&c.BlockSize, "block-size", 16, "prefix model: tokens per cache block (16 as vLLM; 1 as llama.cpp)")
 	fs.BoolVar(&c.Unconstrained, "unconstrained", false, "prefix model: an engine that cannot enforce the allowed set")
+	fs.IntVar(&c.Context, "context", 0, "prefix model: the context window auto's cost model is told, in tokens (0: none)")
 	fs.BoolVar(&c.Progressive, "progressive", false, "the gateway loads the top search results for each user message itself")
 	fs.IntVar(&c.Paste, "paste", 0, "words of pasted context each user message carries (0: none)")
 	fs.IntVar(&c.Gen, "gen", 16, "engine targets: output tokens decoded per round")

@@ -51,6 +51,7 @@ type modelTarget struct {
 	model         workload.Model
 	blockSize     int
 	unconstrained bool
+	context       int // the window auto is told; 0 none
 }
 
 func newModelTarget(c Config) (*modelTarget, error) {
@@ -58,7 +59,7 @@ func newModelTarget(c Config) (*modelTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modelTarget{render: r, model: workload.Model{Stray: c.Stray}, blockSize: c.BlockSize, unconstrained: c.Unconstrained}, nil
+	return &modelTarget{render: r, model: workload.Model{Stray: c.Stray}, blockSize: c.BlockSize, unconstrained: c.Unconstrained, context: c.Context}, nil
 }
 
 func (t *modelTarget) info() TargetInfo {
@@ -84,7 +85,8 @@ func (t *modelTarget) backend() (backends.Backend, *roundLog) {
 }
 
 func (t *modelTarget) engine() kvcache.Engine {
-	return kvcache.Engine{Capabilities: kvcache.Capabilities{Constrains: !t.unconstrained, AllowedTools: true, CachesPrefixes: true, Index: !t.unconstrained}}
+	return kvcache.Engine{Capabilities: kvcache.Capabilities{Constrains: !t.unconstrained, AllowedTools: true, CachesPrefixes: true, Index: !t.unconstrained},
+		ContextTokens: t.context}
 }
 
 func (t *modelTarget) close() error { return nil }
