@@ -23,6 +23,10 @@
 // (LoadsTools), as the llamacpp, vllm, sglang and embedded backends do; engine targets
 // report their backend's own answer.
 //
+// -progressive has the gateway load the top search results for each user message
+// itself; -paste N puts N words of pasted log into every user message (the same under
+// every strategy); -context N tells auto's cost model the prefix model's context window.
+//
 // The model's choices are scripted (workload.Model), so every engine and strategy plays
 // the same conversation, a random-weight model included: it calls load_tool for a tool
 // it has not loaded, then the tool; for -stray of tasks it calls a tool it can see in
