@@ -94,6 +94,24 @@ func checkIndexTable(t *testing.T, get func(n int, sc, st string) *RunResult) {
 	if want := indexTable(indexRows); strings.TrimSpace(table) != want {
 		t.Errorf("docs/benchmarks.md's index table reads\n%s\nthis test holds\n%s", table, want)
 	}
+
+	// The README's headline quotes the 500-tool fresh session's last prompts, their
+	// ratio, and the range of the cached shares at 500 tools.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := indexRows[6]
+	lo, hi := indexRows[6].cached, indexRows[6].cached
+	for _, r := range indexRows[6:] {
+		lo, hi = min(lo, r.cached), max(hi, r.cached)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	want := fmt.Sprintf("prompt is %.2f× mask's (%s against %s tokens at a session's last turn), %s–%s %% of it cached", float64(fresh.indexLast)/float64(fresh.maskLast),
+		thousands(float64(fresh.indexLast)), thousands(float64(fresh.maskLast)), lo, hi)
+	if fresh.n != 500 || fresh.sc != ScenarioFresh || !strings.Contains(text, want) {
+		t.Errorf("README.md's headline does not quote %q", want)
+	}
 }
 
 // indexTable renders rows as docs/benchmarks.md's table.
