@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,6 +29,9 @@ type keepAliveServer struct {
 	// so that many requests are in flight on as many connections at once.
 	together int
 	arrived  *sync.Cond
+	// early: the request it drops is dropped after its headers, its body unread, so the
+	// client is still writing it when the connection closes.
+	early bool
 }
 
 func startKeepAlive(t *testing.T, answer int) *keepAliveServer {
@@ -59,6 +63,9 @@ func (s *keepAliveServer) serve(c net.Conn) {
 	for n := 0; ; n++ {
 		req, err := http.ReadRequest(br)
 		if err != nil {
+			return
+		}
+		if s.early && n >= s.answer {
 			return
 		}
 		io.Copy(io.Discard, req.Body)
@@ -223,5 +230,36 @@ func TestUpstream_BodyTrackerIdleOnlyOnceTheBodyIsWritten(t *testing.T) {
 	exchange(t, ctx, late, body)
 	if bt.Idle() {
 		t.Error("the tracker is idle while a transport still holds the body unread")
+	}
+}
+
+// The server closes a kept-alive connection while the request's body is still being
+// written: the transport, having read the close, closes the connection under the writer,
+// whose error is net.ErrClosed ("use of closed network connection") rather than EOF, or
+// a reset or broken pipe. The server never answered, so it is sent again on a new
+// connection (bench/replay's run against llama-server got a 502 for /apply-template).
+func TestUpstream_ConnectionClosedUnderTheBodyIsRetried(t *testing.T) {
+	s := startKeepAlive(t, 1)
+	s.early = true
+	u := s.upstream()
+	body := []byte(`{"prompt":"` + strings.Repeat("x", 8<<20) + `"}`)
+	for i := range 4 {
+		resp, cancel, err := u.Open(context.Background(), "/apply-template", body, "application/json")
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel(nil)
+	}
+}
+
+func TestStaleConn_ClosedUnderTheWriter(t *testing.T) {
+	err := &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}
+	if !backends.StaleConn(fmt.Errorf("readfrom tcp: %w", err)) {
+		t.Error("a write on a connection the transport closed is not taken for a stale one")
+	}
+	if backends.StaleConn(errors.New("dial tcp: connection refused")) {
+		t.Error("a refused dial is taken for a stale connection")
 	}
 }

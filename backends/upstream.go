@@ -161,7 +161,8 @@ func TrackBody(ctx context.Context) (context.Context, *BodyTracker) {
 func (bt *BodyTracker) Idle() bool { return bt.writes.Load() == 0 }
 
 // staleConn says whether err is what a kept-alive connection the upstream had already
-// closed gives: the connection ends (EOF, reset, broken pipe) before any answer. A
+// closed gives: the connection ends (EOF, reset, broken pipe, closed under the writer)
+// before any answer. A
 // server closes an idle connection on its own schedule (llama-server's cpp-httplib after
 // 5 s, "Keep-Alive: timeout=5"), and a request sent on it in that instant never reached
 // the server's handler. net/http retries such a request itself only when its method is
@@ -176,6 +177,9 @@ func staleConn(err error) bool {
 	}
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		// The transport read the server's close and closed the connection under the
+		// body's writer: "use of closed network connection".
+		errors.Is(err, net.ErrClosed) ||
 		strings.Contains(err.Error(), "server closed idle connection") // net/http's errServerClosedIdle, unexported
 }
 

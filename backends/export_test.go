@@ -1,0 +1,4 @@
+package backends
+
+// StaleConn is staleConn, for the external tests.
+var StaleConn = staleConn
