@@ -25,6 +25,8 @@ import (
 //	strategy=mask    vLLM's backend: the whole catalog plus a structural tag for the
 //	                 meta-tools and the loaded tools
 //	strategy=remove  the meta-tools and the loaded tools only
+//	strategy=index   the meta-tools carrying the catalog's index, the loaded tools'
+//	                 definitions in the progressive load's result and the structural tag
 //
 // Handlers are called in process (no client hop); the upstream is the canned one over
 // loopback. Compare with
@@ -77,13 +79,14 @@ func BenchmarkOverhead_Managed(b *testing.B) {
 		{"proxy", env.proxyHandler, full},
 		{"gateway/strategy=mask", managed(gateway.StrategyMask), client},
 		{"gateway/strategy=remove", managed(gateway.StrategyRemove), client},
+		{"gateway/strategy=index", managed(gateway.StrategyIndex), client},
 	} {
 		b.Run(fmt.Sprintf("tools=%d/path=%s", workload.ManyTools, p.name), func(b *testing.B) {
 			w := &discardWriter{h: http.Header{}}
 			serve := func() {
 				w.reset()
 				r, _ := http.NewRequestWithContext(context.Background(), http.MethodPost,
-					"http://maskgate.bench/v1/chat/completions", bytes.NewReader(p.body))
+					"http://127.0.0.1/v1/chat/completions", bytes.NewReader(p.body)) // a loopback Host: the gateway has no keys
 				r.Header.Set("Content-Type", "application/json")
 				r.Header.Set("X-Thread-Id", "bench")
 				p.h.ServeHTTP(w, r)
