@@ -325,3 +325,31 @@ func TestIndex_ThroughTheOtherDoors(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/tools?view=index shows the index the engine reads under index, byte for byte as
+// load_tool's description ends with it.
+func TestIndex_ToolsEndpointShowsTheIndex(t *testing.T) {
+	sc := &scripted{replies: []string{textReply("ok", 100, 90)}}
+	srv, _ := indexGateway(t, sc, backends.LoadByDefinition, nil)
+	resp, body := fetch(t, "GET", srv.URL+"/v1/tools?view=index", nil, nil)
+	var got struct {
+		Object, Version, Text string
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil || resp.StatusCode != 200 || got.Object != "tool_index" || got.Version == "" {
+		t.Fatalf("%d %v: %s", resp.StatusCode, err, body)
+	}
+	if r, out := postWithThread(t, srv, `{"model":"m1","messages":[{"role":"user","content":"hi"}]}`, "view"); r.StatusCode != 200 {
+		t.Fatalf("%d: %s", r.StatusCode, out)
+	}
+	var defs []struct {
+		Function struct {
+			Description string `json:"description"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(sc.bodies[0]["tools"], &defs); err != nil || len(defs) != 2 {
+		t.Fatalf("tools: %v", err)
+	}
+	if !strings.HasSuffix(defs[1].Function.Description, "\n"+got.Text) || !strings.Contains(got.Text, "- misc_tool_21: Tool misc tool 21 does its job.\n") {
+		t.Errorf("the endpoint's index is not the one load_tool's description ends with:\n%s", got.Text)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/maskgate/maskgate/backends/oai"
 	"github.com/maskgate/maskgate/gateway/planner"
 	"github.com/maskgate/maskgate/toolsearch"
 )
@@ -31,6 +32,15 @@ func listTools(pl *planner.Planner, log *slog.Logger) http.HandlerFunc {
 			return
 		}
 		cat := ix.Catalog()
+		if r.URL.Query().Get("view") == "index" {
+			// Strategy index's view: the compact index load_tool's description ends with.
+			text, id := cat.IndexText(false)
+			buf := append([]byte(`{"object":"tool_index","version":`), strconv.Quote(cat.Version())...)
+			buf = append(append(buf, `,"index_id":`...), strconv.Quote(id)...)
+			buf = append(oai.AppendString(append(buf, `,"text":`...), text), '}')
+			_, _ = w.Write(buf)
+			return
+		}
 		buf := make([]byte, 0, 64+len(cat.Version()))
 		buf = append(buf, `{"object":"list","version":`...)
 		buf = strconv.AppendQuote(buf, cat.Version())
