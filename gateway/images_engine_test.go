@@ -38,6 +38,7 @@ func (e *engineRecorder) proxy(t *testing.T, target string) *httptest.Server {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = enginetest.ProxyTransport()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		e.mu.Lock()
@@ -252,6 +253,7 @@ func TestImages_VisionShapeOnRealLlamaServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = enginetest.ProxyTransport()
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.URL.Path != "/props" {
 			return nil

@@ -26,6 +26,7 @@ func TestPrefill_LlamaServerContinuesTheOpenTurn(t *testing.T) {
 	var mu sync.Mutex
 	var prompts []string
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = enginetest.ProxyTransport()
 	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/completion" {
 			body, _ := io.ReadAll(r.Body)

@@ -34,6 +34,7 @@ func TestCatalogFirst_AnEngineThatRendersTheMessagesSharesTheTools(t *testing.T)
 	ls := enginetest.Llama(t)
 	target, _ := url.Parse(ls.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = enginetest.ProxyTransport()
 	var mu sync.Mutex
 	var last []byte
 	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

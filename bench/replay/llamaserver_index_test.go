@@ -337,6 +337,7 @@ func newCompletionRecorder(t *testing.T, engine string) *completionRecorder {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = enginetest.ProxyTransport()
 	rec := &completionRecorder{engine: engine, toks: map[string][]int{}}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/completion" {

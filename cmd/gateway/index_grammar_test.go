@@ -90,6 +90,7 @@ func TestLlamaServer_IndexCallsALoadedToolByItsDefinition(t *testing.T) {
 	srv := enginetest.Llama(t)
 	target, _ := url.Parse(srv.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = enginetest.ProxyTransport()
 	var mu sync.Mutex
 	bodies := map[string][][]byte{}
 	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -138,7 +138,7 @@ func (l *wireLog) len() int {
 // proxy's answer too, rather than ending it cleanly.
 func recordingProxy(t *testing.T, target string) (*httptest.Server, *wireLog) {
 	log := &wireLog{}
-	client := &http.Client{}
+	client := &http.Client{Transport: enginetest.ProxyTransport()}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seq := log.arrive()
 		body, err := io.ReadAll(r.Body)
