@@ -215,9 +215,9 @@ func (p *Plan) clientLoads() {
 	seen := map[string]bool{}
 	for i, m := range p.messages {
 		var msg struct {
-			Role       string `json:"role"`
-			ToolCallID string `json:"tool_call_id"`
-			Content    any    `json:"content"`
+			Role       string          `json:"role"`
+			ToolCallID string          `json:"tool_call_id"`
+			Content    json.RawMessage `json:"content"` // decoded only for a load's result
 			ToolCalls  []struct {
 				ID string `json:"id"`
 			} `json:"tool_calls"`
@@ -244,14 +244,14 @@ func (p *Plan) clientLoads() {
 		if len(added) == 0 {
 			continue
 		}
-		text, _ := msg.Content.(string)
-		if parts, ok := msg.Content.([]any); ok {
+		var text string
+		if json.Unmarshal(msg.Content, &text) != nil {
+			var parts []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(msg.Content, &parts)
 			for _, part := range parts {
-				if o, ok := part.(map[string]any); ok {
-					if s, ok := o["text"].(string); ok {
-						text += s
-					}
-				}
+				text += part.Text
 			}
 		}
 		text += "\n\n" + "Definitions of the tools this loaded: " + string(p.cat.AppendNames(nil, added))
